@@ -1,0 +1,84 @@
+//! `GET /pets/{petId}` is deprecated in favour of `GET /pets?id={petId}`. Every response of
+//! that operation, whatever produced it (auth, a bad id, the handler), carries the
+//! deprecation headers, so this runs as a middleware in front of everything else; after
+//! the sunset the operation answers 410.
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, TimeZone, Utc};
+
+use super::error::ApiError;
+use super::state::AppState;
+use crate::error::ErrorCode;
+
+/// When the deprecation was announced: 2026-11-01T00:00:00Z (RFC 9745 wants a Unix time).
+pub fn deprecated_since() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 11, 1, 0, 0, 0).unwrap()
+}
+
+/// The last instant the operation is served: the end of 2027-06-30 (RFC 8594).
+pub fn sunset() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2027, 6, 30, 23, 59, 59).unwrap()
+}
+
+pub async fn deprecated_get_pet(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let Some(pet) = deprecated_target(req.method(), req.uri().path()) else {
+        return next.run(req).await;
+    };
+    let mut response = if state.clock.now() > sunset() {
+        ApiError::new(
+            ErrorCode::Gone,
+            format!("GET /pets/{{petId}} was retired on 2027-06-30; use GET /pets?id={pet}"),
+        )
+        .into_response()
+    } else {
+        next.run(req).await
+    };
+    add_headers(response.headers_mut(), &pet);
+    response
+}
+
+/// The raw `{petId}` segment when the request is `GET /pets/{petId}`.
+fn deprecated_target(method: &Method, path: &str) -> Option<String> {
+    if method != Method::GET {
+        return None;
+    }
+    let segment = path.strip_prefix("/pets/")?;
+    (!segment.is_empty() && !segment.contains('/')).then(|| segment.to_owned())
+}
+
+fn add_headers(headers: &mut HeaderMap, pet: &str) {
+    let since = format!("@{}", deprecated_since().timestamp());
+    let sunset = sunset().format("%a, %d %b %Y %H:%M:%S GMT").to_string();
+    let successor = format!("</pets?id={pet}>; rel=\"successor-version\"");
+    for (name, value) in [("deprecation", since), ("sunset", sunset)] {
+        headers.insert(name, HeaderValue::from_str(&value).expect("ASCII header"));
+    }
+    if let Ok(link) = HeaderValue::from_str(&successor) {
+        headers.append(header::LINK, link);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_carry_the_contracts_dates() {
+        let mut headers = HeaderMap::new();
+        add_headers(&mut headers, "42");
+        assert_eq!(headers["deprecation"], "@1793491200");
+        assert_eq!(headers["sunset"], "Wed, 30 Jun 2027 23:59:59 GMT");
+        assert_eq!(headers["link"], "</pets?id=42>; rel=\"successor-version\"");
+    }
+
+    #[test]
+    fn only_get_of_one_pet_is_deprecated() {
+        assert_eq!(deprecated_target(&Method::GET, "/pets/7").as_deref(), Some("7"));
+        assert_eq!(deprecated_target(&Method::PUT, "/pets/7"), None);
+        assert_eq!(deprecated_target(&Method::GET, "/pets"), None);
+        assert_eq!(deprecated_target(&Method::GET, "/pets/7/x"), None);
+    }
+}

@@ -1,0 +1,41 @@
+//! The HTTP face of [`Error`]: every failure leaves the server as the contract's Error
+//! object, `{"code", "message", "status"}`, with `Content-Type: application/json`.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use crate::error::{Error, ErrorCode};
+
+/// Wraps the core error so it can be returned from handlers.
+#[derive(Debug)]
+pub struct ApiError(pub Error);
+
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        Self(e)
+    }
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self(Error::new(code, message))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body = json!({ "code": self.0.code, "message": self.0.message, "status": status.as_u16() });
+        let mut response = (status, Json(body)).into_response();
+        if self.0.code == ErrorCode::Unauthorized {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"petstore\""));
+        }
+        response
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,151 @@
+//! Extractors that parse at the edge and turn every rejection into the project's own
+//! error (axum's `examples/error-handling` habit): the JSON body, path ids and query
+//! parameters.
+
+use std::str::FromStr;
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+use serde::de::DeserializeOwned;
+
+use super::error::ApiError;
+use crate::domain::Page;
+use crate::error::{Error, ErrorCode};
+
+/// Largest request body accepted (DESIGN.md 4).
+pub const BODY_LIMIT: usize = 64 * 1024;
+
+/// A JSON object body deserialized into a domain type, which validates it.
+pub struct JsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, ApiError> {
+        if !is_json(req.headers().get(header::CONTENT_TYPE)) {
+            return Err(ApiError::new(
+                ErrorCode::UnsupportedMediaType,
+                "the request body must be JSON, sent with Content-Type: application/json",
+            ));
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                too_large()
+            } else {
+                ApiError::new(ErrorCode::InvalidJson, format!("could not read the request body: {rejection}"))
+            }
+        })?;
+        parse_body(&bytes).map(JsonBody).map_err(ApiError)
+    }
+}
+
+pub fn too_large() -> ApiError {
+    ApiError::new(ErrorCode::PayloadTooLarge, format!("the request body is larger than {} KiB", BODY_LIMIT / 1024))
+}
+
+fn is_json(content_type: Option<&header::HeaderValue>) -> bool {
+    let Some(value) = content_type.and_then(|v| v.to_str().ok()) else { return false };
+    let essence = value.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// JSON text to a domain type, naming the offending field when the shape is wrong.
+pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+    let value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| Error::new(ErrorCode::InvalidJson, format!("the request body is not valid JSON: {e}")))?;
+    if !value.is_object() {
+        return Err(Error::new(ErrorCode::InvalidJson, "the request body must be a JSON object"));
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." { Error::validation(inner) } else { Error::validation(format!("{path}: {inner}")) }
+    })
+}
+
+/// A positive id from the last path segment, e.g. `petId` in `/pets/{petId}`.
+pub struct PathId<T>(pub T);
+
+impl<S: Send + Sync, T: FromStr<Err = String> + Send> FromRequestParts<S> for PathId<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let params = axum::extract::RawPathParams::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::new(ErrorCode::InvalidParameter, e.to_string()))?;
+        let (_, raw) = params
+            .iter()
+            .next()
+            .ok_or_else(|| ApiError(Error::internal("route without a path id")))?;
+        raw.parse().map(PathId).map_err(|e| ApiError::new(ErrorCode::InvalidParameter, e))
+    }
+}
+
+/// The query string as name/value pairs, read with the rules of the contract: each name
+/// must be one the operation knows, single-valued names appear once, and every value parses.
+pub struct Params(Vec<(String, String)>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Params {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let query = parts.uri.query().unwrap_or("");
+        Ok(Params(url::form_urlencoded::parse(query.as_bytes()).into_owned().collect()))
+    }
+}
+
+impl Params {
+    /// Refuses names the operation does not know: a typo in a filter must not silently
+    /// return everything.
+    pub fn allow(&self, known: &[&str]) -> Result<&Self, Error> {
+        match self.0.iter().find(|(name, _)| !known.contains(&name.as_str())) {
+            Some((name, _)) => Err(Error::invalid_parameter(format!(
+                "unknown query parameter {name:?}; this operation takes {}",
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            ))),
+            None => Ok(self),
+        }
+    }
+
+    pub fn one<T: FromStr>(&self, name: &str) -> Result<Option<T>, Error>
+    where
+        T::Err: std::fmt::Display,
+    {
+        let mut values = self.0.iter().filter(|(n, _)| n == name);
+        let Some((_, value)) = values.next() else { return Ok(None) };
+        if values.next().is_some() {
+            return Err(Error::invalid_parameter(format!("{name} may be given only once")));
+        }
+        parse_value(name, value).map(Some)
+    }
+
+    pub fn many<T: FromStr>(&self, name: &str) -> Result<Vec<T>, Error>
+    where
+        T::Err: std::fmt::Display,
+    {
+        self.0.iter().filter(|(n, _)| n == name).map(|(_, v)| parse_value(name, v)).collect()
+    }
+
+    pub fn page(&self) -> Result<Page, Error> {
+        Page::new(
+            self.one("limit")?.unwrap_or(Page::DEFAULT_LIMIT),
+            self.one("offset")?.unwrap_or(0),
+        )
+    }
+
+    /// The pairs other than paging, in their order, to build `Link` targets from.
+    pub fn without_paging(&self) -> impl Iterator<Item = &(String, String)> {
+        self.0.iter().filter(|(n, _)| n != "limit" && n != "offset")
+    }
+}
+
+fn parse_value<T: FromStr>(name: &str, value: &str) -> Result<T, Error>
+where
+    T::Err: std::fmt::Display,
+{
+    value
+        .parse()
+        .map_err(|e| Error::invalid_parameter(format!("{name}={value:?} is not valid: {e}")))
+}

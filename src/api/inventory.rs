@@ -1,0 +1,69 @@
+use axum::Json;
+use axum::extract::State;
+use axum::http::{Method, Uri};
+use axum::response::{IntoResponse, Response};
+
+use super::Routes;
+use super::error::ApiResult;
+use super::extract::{JsonBody, Params, PathId};
+use super::paging::list_response;
+use super::state::AppState;
+use crate::backend::Petstore;
+use crate::domain::{InventoryFilter, InventoryUpdate, NewInventoryAdjustment, PetId, StockLevel};
+use crate::error::Error;
+
+pub(super) fn routes(r: Routes) -> Routes {
+    r.add(Method::GET, "/store/inventory", list)
+        .add(Method::GET, "/store/inventory/{petId}", get)
+        .add(Method::PUT, "/store/inventory/{petId}", set)
+        .add(Method::POST, "/store/inventory/{petId}/adjustments", adjust)
+        .add(Method::GET, "/store/inventory/{petId}/adjustments", adjustments)
+}
+
+async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<Response> {
+    params.allow(&["status", "belowQuantity", "limit", "offset"])?;
+    let below_quantity: Option<i64> = params.one("belowQuantity")?;
+    if below_quantity.is_some_and(|b| !(0..=StockLevel::MAX + 1).contains(&b)) {
+        return Err(Error::invalid_parameter(format!(
+            "belowQuantity must be between 0 and {}",
+            StockLevel::MAX + 1
+        ))
+        .into());
+    }
+    let filter = InventoryFilter { statuses: params.many("status")?, below_quantity };
+    let page = params.page()?;
+    let items = s.store.list_inventory(filter, page).await?;
+    Ok(list_response(&uri, &params, page, items))
+}
+
+async fn get(State(s): State<AppState>, PathId(pet): PathId<PetId>) -> ApiResult<impl IntoResponse> {
+    Ok(Json(s.store.get_inventory(pet).await?))
+}
+
+async fn set(
+    State(s): State<AppState>,
+    PathId(pet): PathId<PetId>,
+    JsonBody(update): JsonBody<InventoryUpdate>,
+) -> ApiResult<impl IntoResponse> {
+    Ok(Json(s.store.set_inventory(pet, update).await?))
+}
+
+async fn adjust(
+    State(s): State<AppState>,
+    PathId(pet): PathId<PetId>,
+    JsonBody(adjustment): JsonBody<NewInventoryAdjustment>,
+) -> ApiResult<impl IntoResponse> {
+    Ok(Json(s.store.adjust_inventory(pet, adjustment).await?))
+}
+
+async fn adjustments(
+    State(s): State<AppState>,
+    uri: Uri,
+    PathId(pet): PathId<PetId>,
+    params: Params,
+) -> ApiResult<Response> {
+    params.allow(&["limit", "offset"])?;
+    let page = params.page()?;
+    let trail = s.store.list_adjustments(pet, page).await?;
+    Ok(list_response(&uri, &params, page, trail))
+}

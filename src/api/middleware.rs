@@ -1,0 +1,86 @@
+//! The layers every request passes, outermost first: panic catching, request ids,
+//! tracing, the Host/Origin check, the deprecation headers, a timeout and the body limit.
+//! Whatever the framework itself refuses (unknown route, wrong method, timeout, oversize
+//! body) is rewritten into the contract's Error object on the way out.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{HeaderName, StatusCode, header};
+use axum::middleware::{Next, from_fn, from_fn_with_state};
+use axum::response::{IntoResponse, Response};
+use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
+
+use super::error::ApiError;
+use super::extract::{BODY_LIMIT, too_large};
+use super::state::AppState;
+use super::{access, deprecation};
+use crate::error::{Error, ErrorCode};
+
+static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+pub fn apply(router: Router<AppState>, state: AppState, timeout: Duration) -> Router<AppState> {
+    router.layer(
+        ServiceBuilder::new()
+            .layer(CatchPanicLayer::custom(|_| {
+                ApiError(Error::internal("a request handler panicked")).into_response()
+            }))
+            .layer(SetRequestIdLayer::new(X_REQUEST_ID.clone(), MakeRequestUuid))
+            .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
+                let id = req.headers().get(&X_REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+                // The path only: a query string could hold something a client should not
+                // have put there, and logs must never carry a key.
+                tracing::info_span!("request", id, method = %req.method(), path = req.uri().path())
+            }))
+            .layer(PropagateRequestIdLayer::new(X_REQUEST_ID.clone()))
+            .layer(from_fn(errors_as_json))
+            .layer(from_fn_with_state(state.clone(), access::check_host_and_origin))
+            .layer(from_fn_with_state(state, deprecation::deprecated_get_pet))
+            .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout))
+            .layer(DefaultBodyLimit::max(BODY_LIMIT)),
+    )
+}
+
+/// Gives framework-made error responses (which have no JSON body) the Error object,
+/// keeping their status and headers such as `Allow`.
+async fn errors_as_json(req: Request, next: Next) -> Response {
+    let method = req.method().clone();
+    let path = req.uri().path().to_owned();
+    let response = next.run(req).await;
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
+        return response;
+    }
+    let error = match status {
+        StatusCode::NOT_FOUND => ApiError::new(ErrorCode::NotFound, format!("no route for {method} {path}")),
+        StatusCode::METHOD_NOT_ALLOWED => {
+            let allow = response.headers().get(header::ALLOW).and_then(|v| v.to_str().ok()).unwrap_or("");
+            ApiError::new(ErrorCode::MethodNotAllowed, format!("{method} is not allowed on {path}; allowed: {allow}"))
+        }
+        StatusCode::PAYLOAD_TOO_LARGE => too_large(),
+        StatusCode::REQUEST_TIMEOUT => {
+            ApiError::new(ErrorCode::RequestTimeout, "the request took too long and was abandoned")
+        }
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => {
+            ApiError::new(ErrorCode::UnsupportedMediaType, "the request body must be application/json")
+        }
+        s if s.is_client_error() => ApiError::new(ErrorCode::InvalidParameter, format!("the request was refused ({s})")),
+        _ => ApiError(Error::internal(format!("{method} {path} failed with {status}"))),
+    };
+    let (mut parts, _) = response.into_parts();
+    let replacement = error.into_response();
+    parts.headers.remove(header::CONTENT_LENGTH);
+    parts.headers.extend(replacement.headers().clone());
+    let (_, body) = replacement.into_parts();
+    Response::from_parts(parts, Body::new(body))
+}

@@ -1,0 +1,97 @@
+//! The REST API (axum). One module per resource, each adding its operations to a
+//! [`Routes`] table; handlers are thin: extract, call one store operation, map the result.
+
+mod access;
+mod categories;
+mod deprecation;
+mod error;
+mod extract;
+mod inventory;
+mod middleware;
+mod orders;
+mod paging;
+mod pets;
+mod service;
+mod state;
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::handler::Handler;
+use axum::http::Method;
+use axum::middleware::from_fn_with_state;
+use axum::routing::{MethodFilter, on};
+
+pub use access::{HostPolicy, KeyRing};
+pub use deprecation::{deprecated_since, sunset};
+pub use error::ApiError;
+pub use extract::{BODY_LIMIT, parse_body};
+pub use state::AppState;
+
+/// One operation the router serves, as the OpenAPI document names it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Operation {
+    pub method: Method,
+    pub path: &'static str,
+}
+
+/// A router that remembers which operations it was given, so tests can hold it against
+/// the OpenAPI document in both directions.
+pub(crate) struct Routes {
+    router: Router<AppState>,
+    operations: Vec<Operation>,
+}
+
+impl Routes {
+    fn new() -> Self {
+        Self { router: Router::new(), operations: Vec::new() }
+    }
+
+    pub(crate) fn add<H, T>(mut self, method: Method, path: &'static str, handler: H) -> Self
+    where
+        H: Handler<T, AppState>,
+        T: 'static,
+    {
+        let filter = MethodFilter::try_from(method.clone()).expect("a standard HTTP method");
+        self.router = self.router.route(path, on(filter, handler));
+        self.operations.push(Operation { method, path });
+        self
+    }
+}
+
+/// Operations that need an API key.
+fn protected() -> Routes {
+    let routes = pets::routes(Routes::new());
+    let routes = categories::routes(routes);
+    let routes = orders::routes(routes);
+    inventory::routes(routes)
+}
+
+/// Every operation the API serves.
+pub fn operations() -> Vec<Operation> {
+    let mut all = protected().operations;
+    all.extend(service::routes(Routes::new()).operations);
+    all
+}
+
+/// The whole API for `state`, with its middleware.
+pub fn router(state: AppState, request_timeout: Duration) -> Router {
+    let protected = protected()
+        .router
+        .route_layer(from_fn_with_state(state.clone(), access::require_key));
+    let app = protected
+        .merge(service::routes(Routes::new()).router)
+        .fallback(service::no_route);
+    middleware::apply(app, state.clone(), request_timeout).with_state(state)
+}
+
+/// `201 Created` with `Location` and the new resource.
+fn created<T: serde::Serialize>(location: String, body: T) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        axum::http::StatusCode::CREATED,
+        [(axum::http::header::LOCATION, location)],
+        axum::Json(body),
+    )
+        .into_response()
+}

@@ -1,0 +1,72 @@
+use axum::Json;
+use axum::extract::State;
+use axum::http::{Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+
+use super::Routes;
+use super::error::ApiResult;
+use super::extract::{JsonBody, Params, PathId};
+use super::paging::list_response;
+use super::state::AppState;
+use crate::backend::Petstore;
+use crate::domain::{NewPet, PetFilter, PetId, PetPatch};
+use crate::error::Error;
+
+pub(super) fn routes(r: Routes) -> Routes {
+    r.add(Method::GET, "/pets", list)
+        .add(Method::POST, "/pets", create)
+        .add(Method::GET, "/pets/{petId}", get)
+        .add(Method::PUT, "/pets/{petId}", replace)
+        .add(Method::PATCH, "/pets/{petId}", update)
+        .add(Method::DELETE, "/pets/{petId}", delete)
+}
+
+/// At most this many `id` values in one list request: one page's worth.
+const MAX_IDS: usize = 100;
+
+async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<Response> {
+    params.allow(&["status", "categoryId", "q", "id", "sort", "limit", "offset"])?;
+    let filter = PetFilter {
+        statuses: params.many("status")?,
+        category_id: params.one("categoryId")?,
+        name_contains: params.one("q")?,
+        ids: params.many("id")?,
+        sort: params.one("sort")?.unwrap_or_default(),
+    };
+    if filter.ids.len() > MAX_IDS {
+        return Err(Error::invalid_parameter(format!("id may be given at most {MAX_IDS} times")).into());
+    }
+    let page = params.page()?;
+    let pets = s.store.list_pets(filter, page).await?;
+    Ok(list_response(&uri, &params, page, pets))
+}
+
+async fn create(State(s): State<AppState>, JsonBody(new): JsonBody<NewPet>) -> ApiResult<Response> {
+    let pet = s.store.create_pet(new).await?;
+    Ok(super::created(format!("/pets/{}", pet.id), pet))
+}
+
+async fn get(State(s): State<AppState>, PathId(id): PathId<PetId>) -> ApiResult<impl IntoResponse> {
+    Ok(Json(s.store.get_pet(id).await?))
+}
+
+async fn replace(
+    State(s): State<AppState>,
+    PathId(id): PathId<PetId>,
+    JsonBody(new): JsonBody<NewPet>,
+) -> ApiResult<impl IntoResponse> {
+    Ok(Json(s.store.replace_pet(id, new).await?))
+}
+
+async fn update(
+    State(s): State<AppState>,
+    PathId(id): PathId<PetId>,
+    JsonBody(patch): JsonBody<PetPatch>,
+) -> ApiResult<impl IntoResponse> {
+    Ok(Json(s.store.update_pet(id, patch).await?))
+}
+
+async fn delete(State(s): State<AppState>, PathId(id): PathId<PetId>) -> ApiResult<StatusCode> {
+    s.store.delete_pet(id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

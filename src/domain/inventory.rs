@@ -1,0 +1,109 @@
+use serde::{Deserialize, Serialize};
+
+use super::{AdjustmentId, PetId, PetStatus, Reason, Timestamp};
+
+/// A pet's stock: 0..=1000000.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "i64", into = "i64")]
+pub struct StockLevel(i64);
+
+impl StockLevel {
+    pub const MAX: i64 = 1_000_000;
+
+    pub fn get(self) -> i64 {
+        self.0
+    }
+}
+
+impl TryFrom<i64> for StockLevel {
+    type Error = String;
+
+    fn try_from(v: i64) -> Result<Self, String> {
+        if (0..=Self::MAX).contains(&v) {
+            Ok(Self(v))
+        } else {
+            Err(format!("quantity must be between 0 and {}, got {v}", Self::MAX))
+        }
+    }
+}
+
+impl From<StockLevel> for i64 {
+    fn from(q: StockLevel) -> i64 {
+        q.0
+    }
+}
+
+/// A relative stock change: non-zero and no larger than the whole stock range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "i64", into = "i64")]
+pub struct Delta(i64);
+
+impl Delta {
+    pub fn get(self) -> i64 {
+        self.0
+    }
+}
+
+impl TryFrom<i64> for Delta {
+    type Error = String;
+
+    fn try_from(v: i64) -> Result<Self, String> {
+        if v == 0 {
+            Err("delta must not be 0".into())
+        } else if v.abs() > StockLevel::MAX {
+            Err(format!("delta must be between -{0} and {0}, got {v}", StockLevel::MAX))
+        } else {
+            Ok(Self(v))
+        }
+    }
+}
+
+impl From<Delta> for i64 {
+    fn from(d: Delta) -> i64 {
+        d.0
+    }
+}
+
+/// Body of `PUT /store/inventory/{petId}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InventoryUpdate {
+    pub quantity: StockLevel,
+}
+
+/// Body of `POST /store/inventory/{petId}/adjustments`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewInventoryAdjustment {
+    pub delta: Delta,
+    pub reason: Reason,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InventoryItem {
+    pub pet_id: PetId,
+    pub pet_name: String,
+    pub status: PetStatus,
+    pub quantity: i64,
+    pub updated_at: Timestamp,
+}
+
+/// One entry of a pet's stock audit trail.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InventoryAdjustment {
+    pub id: AdjustmentId,
+    pub pet_id: PetId,
+    pub delta: i64,
+    pub reason: String,
+    pub quantity_after: i64,
+    pub created_at: Timestamp,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InventoryFilter {
+    pub statuses: Vec<PetStatus>,
+    /// Only items whose quantity is strictly below this: the low-stock view.
+    pub below_quantity: Option<i64>,
+}

@@ -1,0 +1,145 @@
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use super::{CategoryId, Description, Name, PetId, Timestamp, double_option};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PetStatus {
+    #[default]
+    Available,
+    Pending,
+    Sold,
+}
+
+impl PetStatus {
+    pub const ALL: [PetStatus; 3] = [PetStatus::Available, PetStatus::Pending, PetStatus::Sold];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PetStatus::Available => "available",
+            PetStatus::Pending => "pending",
+            PetStatus::Sold => "sold",
+        }
+    }
+}
+
+impl fmt::Display for PetStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for PetStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|status| status.as_str() == s)
+            .ok_or_else(|| format!("status must be one of available, pending, sold; got {s:?}"))
+    }
+}
+
+impl rusqlite::ToSql for PetStatus {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
+impl rusqlite::types::FromSql for PetStatus {
+    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        v.as_str()?.parse().map_err(|e: String| rusqlite::types::FromSqlError::Other(e.into()))
+    }
+}
+
+/// Body of `POST /pets` and `PUT /pets/{petId}` (a full replacement: what is left out
+/// takes its default).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NewPet {
+    pub name: Name,
+    #[serde(default)]
+    pub category_id: Option<CategoryId>,
+    #[serde(default)]
+    pub status: PetStatus,
+    #[serde(default)]
+    pub description: Option<Description>,
+}
+
+/// Body of `PATCH /pets/{petId}`: absent fields stay as they are; `null` clears the
+/// category or the description.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PetPatch {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<Name>,
+    #[serde(default, deserialize_with = "double_option", skip_serializing_if = "Option::is_none")]
+    pub category_id: Option<Option<CategoryId>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<PetStatus>,
+    #[serde(default, deserialize_with = "double_option", skip_serializing_if = "Option::is_none")]
+    pub description: Option<Option<Description>>,
+}
+
+impl PetPatch {
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pet {
+    pub id: PetId,
+    pub name: String,
+    pub category_id: Option<CategoryId>,
+    pub status: PetStatus,
+    pub description: Option<String>,
+    pub created_at: Timestamp,
+    pub updated_at: Timestamp,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PetSort {
+    Name,
+    NameDesc,
+    #[default]
+    Id,
+    IdDesc,
+}
+
+impl PetSort {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PetSort::Name => "name",
+            PetSort::NameDesc => "-name",
+            PetSort::Id => "id",
+            PetSort::IdDesc => "-id",
+        }
+    }
+}
+
+impl FromStr for PetSort {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        [PetSort::Name, PetSort::NameDesc, PetSort::Id, PetSort::IdDesc]
+            .into_iter()
+            .find(|sort| sort.as_str() == s)
+            .ok_or_else(|| format!("sort must be one of name, -name, id, -id; got {s:?}"))
+    }
+}
+
+/// What `GET /pets` may filter on; every field narrows the result.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PetFilter {
+    pub statuses: Vec<PetStatus>,
+    pub category_id: Option<CategoryId>,
+    /// Part of the name, matched case-insensitively.
+    pub name_contains: Option<Name>,
+    pub ids: Vec<PetId>,
+    pub sort: PetSort,
+}

@@ -1,0 +1,111 @@
+//! The one error type of the core. Every layer above (HTTP server, HTTP client, Tauri
+//! commands) maps to or from it, so a failure keeps its `code` from the store to the UI.
+
+use serde::{Deserialize, Serialize};
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Machine-readable error codes of the contract (DESIGN.md 4, "Errors"), plus three that
+/// only the HTTP client produces, for a remote that cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    InvalidJson,
+    ValidationFailed,
+    InvalidParameter,
+    InvalidReference,
+    Unauthorized,
+    Forbidden,
+    NotFound,
+    MethodNotAllowed,
+    RequestTimeout,
+    InsufficientStock,
+    PetNotAvailable,
+    OrderCompleted,
+    CategoryInUse,
+    PetHasOrders,
+    DuplicateName,
+    Gone,
+    PayloadTooLarge,
+    UnsupportedMediaType,
+    Internal,
+    /// Client side: the remote could not be reached at all.
+    Unreachable,
+    /// Client side: the remote answered something that is not the Petstore API.
+    BadResponse,
+    /// Client side: the remote did not answer within the client's timeout.
+    Timeout,
+}
+
+impl ErrorCode {
+    /// The HTTP status that goes with the code. The client-side codes borrow the gateway
+    /// statuses, which say the same thing about an upstream.
+    pub fn status(self) -> u16 {
+        use ErrorCode::*;
+        match self {
+            InvalidJson | ValidationFailed | InvalidParameter | InvalidReference => 400,
+            Unauthorized => 401,
+            Forbidden => 403,
+            NotFound => 404,
+            MethodNotAllowed => 405,
+            RequestTimeout => 408,
+            InsufficientStock | PetNotAvailable | OrderCompleted | CategoryInUse
+            | PetHasOrders | DuplicateName => 409,
+            Gone => 410,
+            PayloadTooLarge => 413,
+            UnsupportedMediaType => 415,
+            Internal => 500,
+            BadResponse => 502,
+            Unreachable => 503,
+            Timeout => 504,
+        }
+    }
+}
+
+/// A failure with a code and a message meant for people: it names the offending field or
+/// id and never carries SQL or other internals.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Serialize, Deserialize)]
+#[error("{message}")]
+pub struct Error {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into() }
+    }
+
+    pub fn validation(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::ValidationFailed, message)
+    }
+
+    pub fn invalid_parameter(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidParameter, message)
+    }
+
+    pub fn not_found(what: &str, id: i64) -> Self {
+        Self::new(ErrorCode::NotFound, format!("{what} {id} does not exist"))
+    }
+
+    pub fn conflict(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self::new(code, message)
+    }
+
+    /// An unexpected failure. The detail goes to the log (inside the request's span, so it
+    /// carries the request id); the caller only learns that something went wrong.
+    pub fn internal(detail: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %detail, "internal error");
+        Self::new(ErrorCode::Internal, "internal error; the server log has the details")
+    }
+
+    pub fn status(&self) -> u16 {
+        self.code.status()
+    }
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        Error::internal(e)
+    }
+}

@@ -1,0 +1,14 @@
+//! Petstore core: the domain, the SQLite store, the REST API and its HTTP client. Nothing
+//! here knows about Tauri; the desktop app and `petstore-server` are both thin shells.
+
+pub mod backend;
+pub mod domain;
+pub mod error;
+pub mod store;
+
+pub use backend::Petstore;
+pub use error::{Error, ErrorCode, Result};
+pub use store::Store;
+pub mod api;
+pub mod clock;
+pub mod openapi;

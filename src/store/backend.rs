@@ -1,0 +1,79 @@
+//! The store as a [`Petstore`] backend: each operation is one read or one write
+//! transaction around the functions of the resource modules.
+
+use async_trait::async_trait;
+
+use super::{Change, Store, categories, inventory, orders, pets};
+use crate::backend::Petstore;
+use crate::domain::*;
+use crate::error::Result;
+
+#[async_trait]
+impl Petstore for Store {
+    async fn list_pets(&self, filter: PetFilter, page: Page) -> Result<Paged<Pet>> {
+        self.read(move |c| pets::list(c, &filter, page)).await
+    }
+    async fn create_pet(&self, new: NewPet) -> Result<Pet> {
+        self.write(Change::Pets, move |tx| pets::create(tx, &new)).await
+    }
+    async fn get_pet(&self, id: PetId) -> Result<Pet> {
+        self.read(move |c| pets::get(c, id)).await
+    }
+    async fn replace_pet(&self, id: PetId, new: NewPet) -> Result<Pet> {
+        self.write(Change::Pets, move |tx| pets::replace(tx, id, &new)).await
+    }
+    async fn update_pet(&self, id: PetId, patch: PetPatch) -> Result<Pet> {
+        self.write(Change::Pets, move |tx| pets::update(tx, id, &patch)).await
+    }
+    async fn delete_pet(&self, id: PetId) -> Result<()> {
+        self.write(Change::Pets, move |tx| pets::delete(tx, id)).await
+    }
+
+    async fn list_categories(&self, page: Page) -> Result<Paged<Category>> {
+        self.read(move |c| categories::list(c, page)).await
+    }
+    async fn create_category(&self, new: NewCategory) -> Result<Category> {
+        self.write(Change::Categories, move |tx| categories::create(tx, &new)).await
+    }
+    async fn get_category(&self, id: CategoryId) -> Result<Category> {
+        self.read(move |c| categories::get(c, id)).await
+    }
+    async fn replace_category(&self, id: CategoryId, new: NewCategory) -> Result<Category> {
+        self.write(Change::Categories, move |tx| categories::replace(tx, id, &new)).await
+    }
+    async fn delete_category(&self, id: CategoryId) -> Result<()> {
+        self.write(Change::Categories, move |tx| categories::delete(tx, id)).await
+    }
+
+    async fn list_orders(&self, filter: OrderFilter, page: Page) -> Result<Paged<Order>> {
+        self.read(move |c| orders::list(c, &filter, page)).await
+    }
+    async fn place_order(&self, new: NewOrder) -> Result<Order> {
+        self.write(Change::Orders, move |tx| orders::place(tx, &new)).await
+    }
+    async fn get_order(&self, id: OrderId) -> Result<Order> {
+        self.read(move |c| orders::get(c, id)).await
+    }
+    async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
+        self.write(Change::Orders, move |tx| orders::update(tx, id, &patch)).await
+    }
+    async fn cancel_order(&self, id: OrderId) -> Result<()> {
+        self.write(Change::Orders, move |tx| orders::cancel(tx, id)).await
+    }
+
+    async fn list_inventory(&self, filter: InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {
+        self.read(move |c| inventory::list(c, &filter, page)).await
+    }
+    async fn get_inventory(&self, pet: PetId) -> Result<InventoryItem> {
+        self.read(move |c| inventory::get(c, pet)).await
+    }
+    async fn set_inventory(&self, pet: PetId, update: InventoryUpdate) -> Result<InventoryItem> {
+        self.write(Change::Inventory, move |tx| inventory::set(tx, pet, update.quantity)).await
+    }
+    async fn adjust_inventory(&self, pet: PetId, adjustment: NewInventoryAdjustment) -> Result<InventoryItem> {
+        self.write(Change::Inventory, move |tx| inventory::adjust(tx, pet, &adjustment)).await
+    }
+    async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
+        self.read(move |c| inventory::adjustments(c, pet, page)).await
+    }
+}

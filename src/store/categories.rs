@@ -1,0 +1,93 @@
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use crate::domain::{Category, CategoryId, NewCategory, Page, Paged, Timestamp};
+use crate::error::{Error, ErrorCode, Result};
+
+const SELECT: &str = "SELECT c.id, c.name, c.description,
+        (SELECT count(*) FROM pets p WHERE p.category_id = c.id), c.created_at
+    FROM categories c";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Category> {
+    Ok(Category {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        description: r.get(2)?,
+        pet_count: r.get(3)?,
+        created_at: r.get(4)?,
+    })
+}
+
+pub(super) fn list(conn: &Connection, page: Page) -> Result<Paged<Category>> {
+    let total: i64 = conn.query_row("SELECT count(*) FROM categories", [], |r| r.get(0))?;
+    let items = conn
+        .prepare_cached(&format!("{SELECT} ORDER BY c.name_folded, c.id LIMIT ?1 OFFSET ?2"))?
+        .query_map([page.limit(), page.offset()], from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Paged { items, total: total as u64 })
+}
+
+pub(super) fn get(conn: &Connection, id: CategoryId) -> Result<Category> {
+    conn.prepare_cached(&format!("{SELECT} WHERE c.id = ?1"))?
+        .query_row([id], from_row)
+        .optional()?
+        .ok_or_else(|| Error::not_found(CategoryId::WHAT, id.get()))
+}
+
+/// Refuses a body that names a category that is not there.
+pub(super) fn ensure_exists(conn: &Connection, id: Option<CategoryId>) -> Result<()> {
+    let Some(id) = id else { return Ok(()) };
+    let found = conn
+        .prepare_cached("SELECT 1 FROM categories WHERE id = ?1")?
+        .exists([id])?;
+    if found {
+        Ok(())
+    } else {
+        Err(Error::new(ErrorCode::InvalidReference, format!("categoryId {id} names no category")))
+    }
+}
+
+pub(super) fn create(conn: &Connection, new: &NewCategory) -> Result<Category> {
+    conn.execute(
+        "INSERT INTO categories (name, name_folded, description, created_at) VALUES (?1, ?2, ?3, ?4)",
+        params![new.name.as_str(), new.name.folded(), new.description.as_ref().map(|d| d.as_str()), Timestamp::now()],
+    )
+    .map_err(|e| on_duplicate_name(e, new))?;
+    get(conn, CategoryId::try_from(conn.last_insert_rowid()).map_err(Error::internal)?)
+}
+
+pub(super) fn replace(conn: &Connection, id: CategoryId, new: &NewCategory) -> Result<Category> {
+    let changed = conn
+        .execute(
+            "UPDATE categories SET name = ?2, name_folded = ?3, description = ?4 WHERE id = ?1",
+            params![id, new.name.as_str(), new.name.folded(), new.description.as_ref().map(|d| d.as_str())],
+        )
+        .map_err(|e| on_duplicate_name(e, new))?;
+    if changed == 0 {
+        return Err(Error::not_found(CategoryId::WHAT, id.get()));
+    }
+    get(conn, id)
+}
+
+pub(super) fn delete(conn: &Connection, id: CategoryId) -> Result<()> {
+    let category = get(conn, id)?;
+    if category.pet_count > 0 {
+        return Err(Error::conflict(
+            ErrorCode::CategoryInUse,
+            format!("category {id} still has {} pet(s); move or delete them first", category.pet_count),
+        ));
+    }
+    conn.execute("DELETE FROM categories WHERE id = ?1", [id])?;
+    Ok(())
+}
+
+/// The unique index on the folded name is the source of truth for "names are unique,
+/// case-insensitive"; its violation becomes the precise conflict.
+fn on_duplicate_name(e: rusqlite::Error, new: &NewCategory) -> Error {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::ConstraintViolation) => Error::conflict(
+            ErrorCode::DuplicateName,
+            format!("a category named {:?} already exists", new.name.as_str()),
+        ),
+        _ => Error::from(e),
+    }
+}

@@ -1,0 +1,88 @@
+//! Opening connections: pragmas, migrations and the newer-schema refusal.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+use rusqlite_migration::{M, Migrations};
+
+use crate::error::{Error, Result};
+
+const MIGRATIONS: &[M<'static>] = &[M::up(include_str!("../../migrations/0001_initial.sql"))];
+
+/// The schema version this binary writes (SQLite `user_version`).
+pub const SCHEMA_VERSION: usize = MIGRATIONS.len();
+
+pub fn migrations() -> Migrations<'static> {
+    Migrations::from_slice(MIGRATIONS)
+}
+
+/// Why a database could not be opened, each a one-line message an operator can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("cannot open the database {path}: {reason}")]
+    Unusable { path: PathBuf, reason: String },
+    #[error("{path} is not a Petstore database (it is not SQLite, or is damaged)")]
+    NotADatabase { path: PathBuf },
+    #[error(
+        "the database {path} has schema version {found}, newer than this Petstore \
+         understands ({supported}); upgrade Petstore. The file was left untouched."
+    )]
+    NewerSchema { path: PathBuf, found: usize, supported: usize },
+    #[error("cannot migrate the database {path}: {reason}")]
+    Migration { path: PathBuf, reason: String },
+}
+
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+pub(super) fn open_writer(path: &Path) -> Result<Connection, OpenError> {
+    let unusable = |e: &dyn std::fmt::Display| OpenError::Unusable {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.is_dir() {
+            return Err(unusable(&format!("the folder {} does not exist", dir.display())));
+        }
+    }
+    let mut conn = Connection::open(path).map_err(|e| unusable(&e))?;
+
+    // Look before writing anything: even `journal_mode = WAL` changes the file.
+    let found: usize = conn
+        .pragma_query_value(None, "user_version", |row| row.get::<_, i64>(0))
+        .map_err(|e| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase) => OpenError::NotADatabase { path: path.to_path_buf() },
+            _ => unusable(&e),
+        })? as usize;
+    if found > SCHEMA_VERSION {
+        return Err(OpenError::NewerSchema {
+            path: path.to_path_buf(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+
+    conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| unusable(&e))?;
+    apply_pragmas(&conn).map_err(|e| unusable(&e))?;
+    migrations().to_latest(&mut conn).map_err(|e| OpenError::Migration {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    Ok(conn)
+}
+
+pub(super) fn open_reader(path: &Path) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(path, flags).map_err(Error::internal)?;
+    apply_pragmas(&conn)?;
+    Ok(conn)
+}
+
+/// Settings every connection needs; `synchronous = FULL` because orders are money and a
+/// power cut must not lose an acknowledged one.
+fn apply_pragmas(conn: &Connection) -> Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(())
+}

@@ -1,0 +1,118 @@
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+
+use super::query::Filter;
+use super::status_rules::{StockEvent, set_stock, stock_row};
+use crate::domain::{
+    InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged, PetId, StockLevel,
+    Timestamp,
+};
+use crate::error::{Error, ErrorCode, Result};
+
+const COLUMNS: &str = "id, name, status, stock, stock_updated_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<InventoryItem> {
+    Ok(InventoryItem {
+        pet_id: r.get(0)?,
+        pet_name: r.get(1)?,
+        status: r.get(2)?,
+        quantity: r.get(3)?,
+        updated_at: r.get(4)?,
+    })
+}
+
+/// Stock of every pet, lowest first (what staff reorder first).
+pub(super) fn list(conn: &Connection, filter: &InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {
+    let mut w = Filter::default();
+    w.and_in("status", filter.statuses.iter().map(|s| Value::Text(s.as_str().into())));
+    if let Some(below) = filter.below_quantity {
+        w.and("stock < ?", [Value::Integer(below)]);
+    }
+    let where_sql = w.sql();
+    let total: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM pets {where_sql}"),
+        params_from_iter(&w.params),
+        |r| r.get(0),
+    )?;
+    let items = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM pets {where_sql} ORDER BY stock, id LIMIT {} OFFSET {}",
+            page.limit(),
+            page.offset()
+        ))?
+        .query_map(params_from_iter(&w.params), from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Paged { items, total: total as u64 })
+}
+
+pub(super) fn get(conn: &Connection, pet: PetId) -> Result<InventoryItem> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM pets WHERE id = ?1"))?
+        .query_row([pet], from_row)
+        .optional()?
+        .ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))
+}
+
+/// Sets the count; a change is recorded in the audit trail like an adjustment, so the
+/// history explains every count staff made.
+pub(super) fn set(conn: &Connection, pet: PetId, quantity: StockLevel) -> Result<InventoryItem> {
+    let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
+    let delta = quantity.get() - current.stock;
+    if delta != 0 {
+        record(conn, pet, delta, &format!("stock set to {}", quantity.get()), quantity.get())?;
+    }
+    set_stock(conn, pet, quantity.get(), StockEvent::Counted)?;
+    get(conn, pet)
+}
+
+pub(super) fn adjust(conn: &Connection, pet: PetId, adjustment: &NewInventoryAdjustment) -> Result<InventoryItem> {
+    let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
+    let delta = adjustment.delta.get();
+    let after = current.stock + delta;
+    if after < 0 {
+        return Err(Error::conflict(
+            ErrorCode::InsufficientStock,
+            format!("pet {pet} has {} in stock; cannot remove {}", current.stock, -delta),
+        ));
+    }
+    if after > StockLevel::MAX {
+        return Err(Error::validation(format!(
+            "delta {delta} would raise pet {pet}'s stock to {after}, above the maximum {}",
+            StockLevel::MAX
+        )));
+    }
+    record(conn, pet, delta, adjustment.reason.as_str(), after)?;
+    set_stock(conn, pet, after, StockEvent::Counted)?;
+    get(conn, pet)
+}
+
+fn record(conn: &Connection, pet: PetId, delta: i64, reason: &str, after: i64) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![pet, delta, reason, after, Timestamp::now()])?;
+    Ok(())
+}
+
+pub(super) fn adjustments(conn: &Connection, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
+    get(conn, pet)?;
+    let total: i64 =
+        conn.query_row("SELECT count(*) FROM inventory_adjustments WHERE pet_id = ?1", [pet], |r| r.get(0))?;
+    let items = conn
+        .prepare_cached(
+            "SELECT id, pet_id, delta, reason, quantity_after, created_at FROM inventory_adjustments
+             WHERE pet_id = ?1 ORDER BY id DESC LIMIT ?2 OFFSET ?3",
+        )?
+        .query_map(params![pet, page.limit(), page.offset()], |r| {
+            Ok(InventoryAdjustment {
+                id: r.get(0)?,
+                pet_id: r.get(1)?,
+                delta: r.get(2)?,
+                reason: r.get(3)?,
+                quantity_after: r.get(4)?,
+                created_at: r.get(5)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Paged { items, total: total as u64 })
+}

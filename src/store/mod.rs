@@ -1,0 +1,184 @@
+//! The SQLite store: the only code that touches SQL. Writes are serialised on one
+//! connection inside `BEGIN IMMEDIATE` transactions; reads use a small pool of read-only
+//! connections, which WAL lets run beside the writer. All of it runs on Tokio's blocking
+//! pool so the async runtime never waits on the disk.
+
+mod backend;
+mod categories;
+mod connection;
+mod inventory;
+mod orders;
+mod pets;
+mod query;
+pub mod seed;
+mod status_rules;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rusqlite::{Connection, Transaction, TransactionBehavior};
+use serde::Serialize;
+use tokio::sync::broadcast;
+
+pub use connection::{OpenError, SCHEMA_VERSION, migrations};
+
+use crate::error::{Error, Result};
+
+/// Which kind of data a committed write changed; the desktop app turns it into an event so
+/// an open window refreshes what it shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    Pets,
+    Categories,
+    Orders,
+    Inventory,
+}
+
+/// Read connections kept open between requests; more are opened under load and closed
+/// again when they are returned to a full pool.
+const IDLE_READERS: usize = 8;
+
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+    changes: broadcast::Sender<Change>,
+}
+
+impl Store {
+    /// Opens (creating if needed) and migrates the database at `path`. A database from a
+    /// newer version of Petstore is refused before anything is written to it.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, OpenError> {
+        let path = path.as_ref().to_path_buf();
+        let writer = connection::open_writer(&path)?;
+        let (changes, _) = broadcast::channel(256);
+        Ok(Self {
+            inner: Arc::new(Inner {
+                path,
+                writer: Mutex::new(writer),
+                readers: Mutex::new(Vec::new()),
+                changes,
+            }),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Committed changes, for whoever shows the data (the desktop window).
+    pub fn subscribe(&self) -> broadcast::Receiver<Change> {
+        self.inner.changes.subscribe()
+    }
+
+    /// Runs `f` on a read-only connection off the async runtime.
+    pub(crate) async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        blocking(move || {
+            let conn = inner.take_reader()?;
+            let result = f(&conn);
+            inner.return_reader(conn);
+            result
+        })
+        .await
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction off the async runtime; commits when
+    /// it succeeds (then announces `change`), rolls back when it fails.
+    pub(crate) async fn write<T, F>(&self, change: Change, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        let value = blocking(move || {
+            let mut conn = inner.lock_writer();
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = f(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })
+        .await?;
+        // Nobody listening is normal (the headless server); that is not an error.
+        let _ = self.inner.changes.send(change);
+        Ok(value)
+    }
+
+    /// Runs `f` with the writer connection outside any transaction, for bulk work (seed)
+    /// and maintenance (backup) that manage their own.
+    pub async fn with_writer<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        let inner = self.inner.clone();
+        blocking(move || f(&mut inner.lock_writer())).await
+    }
+
+    /// Writes a consistent copy of the live database to `to` while other work goes on.
+    /// `VACUUM INTO` reads one snapshot, so concurrent writes are either wholly in the copy
+    /// or wholly absent.
+    pub async fn backup(&self, to: &Path) -> Result<()> {
+        if to.exists() {
+            return Err(Error::validation(format!("{} already exists; not overwriting it", to.display())));
+        }
+        let target = to.to_string_lossy().into_owned();
+        let inner = self.inner.clone();
+        blocking(move || {
+            let conn = inner.take_reader()?;
+            let result = conn
+                .execute("VACUUM INTO ?1", [&target])
+                .map(drop)
+                .map_err(|e| Error::validation(format!("cannot write the backup to {target}: {e}")));
+            inner.return_reader(conn);
+            result
+        })
+        .await
+    }
+}
+
+impl Inner {
+    fn lock_writer(&self) -> MutexGuard<'_, Connection> {
+        // A panic inside a transaction drops (rolls back) the transaction before the lock
+        // is released, so the connection is still sound after poisoning.
+        self.writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn take_reader(&self) -> Result<Connection> {
+        let pooled = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        match pooled {
+            Some(conn) => Ok(conn),
+            None => connection::open_reader(&self.path),
+        }
+    }
+
+    fn return_reader(&self, conn: Connection) {
+        let mut pool = self.readers.lock().unwrap_or_else(|p| p.into_inner());
+        if pool.len() < IDLE_READERS {
+            pool.push(conn);
+        }
+    }
+}
+
+/// Runs blocking database work on Tokio's blocking pool, inside the caller's tracing span
+/// so its log lines keep the request id.
+async fn blocking<T, F>(f: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
+{
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(f))
+        .await
+        .map_err(Error::internal)?
+}

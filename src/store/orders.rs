@@ -1,0 +1,136 @@
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+
+use super::query::Filter;
+use super::status_rules::{StockEvent, set_stock, stock_row};
+use crate::domain::{NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, PetStatus, Timestamp};
+use crate::error::{Error, ErrorCode, Result};
+
+const COLUMNS: &str = "id, pet_id, quantity, ship_date, complete, created_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Order> {
+    Ok(Order {
+        id: r.get(0)?,
+        pet_id: r.get(1)?,
+        quantity: r.get(2)?,
+        ship_date: r.get(3)?,
+        complete: r.get(4)?,
+        created_at: r.get(5)?,
+    })
+}
+
+pub(super) fn list(conn: &Connection, filter: &OrderFilter, page: Page) -> Result<Paged<Order>> {
+    let mut w = Filter::default();
+    if let Some(pet) = filter.pet_id {
+        w.and("pet_id = ?", [Value::Integer(pet.get())]);
+    }
+    if let Some(complete) = filter.complete {
+        w.and("complete = ?", [Value::Integer(complete.into())]);
+    }
+    let where_sql = w.sql();
+    let total: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM orders {where_sql}"),
+        params_from_iter(&w.params),
+        |r| r.get(0),
+    )?;
+    let items = conn
+        .prepare_cached(&format!(
+            "SELECT {COLUMNS} FROM orders {where_sql} ORDER BY id DESC LIMIT {} OFFSET {}",
+            page.limit(),
+            page.offset()
+        ))?
+        .query_map(params_from_iter(&w.params), from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Paged { items, total: total as u64 })
+}
+
+pub(super) fn get(conn: &Connection, id: OrderId) -> Result<Order> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM orders WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()?
+        .ok_or_else(|| Error::not_found(OrderId::WHAT, id.get()))
+}
+
+/// Places an order, taking its quantity from stock at once (a reservation). With
+/// `complete` it is a counter sale, placed and completed in one step.
+pub(super) fn place(conn: &Connection, new: &NewOrder) -> Result<Order> {
+    let pet = stock_row(conn, new.pet_id)?.ok_or_else(|| {
+        Error::new(ErrorCode::InvalidReference, format!("petId {} names no pet", new.pet_id))
+    })?;
+    if pet.status != PetStatus::Available {
+        return Err(Error::conflict(
+            ErrorCode::PetNotAvailable,
+            format!("pet {} is {}, not available", new.pet_id, pet.status),
+        ));
+    }
+    let quantity = new.quantity.get();
+    ensure_stock(new.pet_id, pet.stock, quantity)?;
+
+    let now = Timestamp::now();
+    let ship_date = if new.complete { Some(new.ship_date.unwrap_or(now)) } else { new.ship_date };
+    conn.prepare_cached(
+        "INSERT INTO orders (pet_id, quantity, ship_date, complete, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?
+    .execute(params![new.pet_id, quantity, ship_date, new.complete, now])?;
+    let id = OrderId::try_from(conn.last_insert_rowid()).map_err(Error::internal)?;
+    set_stock(conn, new.pet_id, pet.stock - quantity, StockEvent::Taken)?;
+    get(conn, id)
+}
+
+/// Changes an open order's quantity or ship date, or completes it.
+pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Result<Order> {
+    if patch.is_empty() {
+        return Err(Error::validation("the patch changes nothing: give quantity, shipDate or complete"));
+    }
+    let order = get_open(conn, id)?;
+
+    if let Some(quantity) = patch.quantity {
+        let more = quantity.get() - order.quantity;
+        if more != 0 {
+            let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
+            ensure_stock(order.pet_id, pet.stock, more)?;
+            conn.execute("UPDATE orders SET quantity = ?2 WHERE id = ?1", params![id, quantity.get()])?;
+            let event = if more > 0 { StockEvent::Taken } else { StockEvent::Returned };
+            set_stock(conn, order.pet_id, pet.stock - more, event)?;
+        }
+    }
+    if let Some(ship_date) = patch.ship_date {
+        conn.execute("UPDATE orders SET ship_date = ?2 WHERE id = ?1", params![id, ship_date])?;
+    }
+    if patch.complete == Some(true) {
+        let ship_date = patch.ship_date.flatten().unwrap_or_else(Timestamp::now);
+        conn.execute("UPDATE orders SET complete = 1, ship_date = ?2 WHERE id = ?1", params![id, ship_date])?;
+        let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
+        set_stock(conn, order.pet_id, pet.stock, StockEvent::Completed)?;
+    }
+    get(conn, id)
+}
+
+/// Cancels an open order; its quantity returns to stock.
+pub(super) fn cancel(conn: &Connection, id: OrderId) -> Result<()> {
+    let order = get_open(conn, id)?;
+    let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
+    conn.execute("DELETE FROM orders WHERE id = ?1", [id])?;
+    set_stock(conn, order.pet_id, pet.stock + order.quantity, StockEvent::Returned)
+}
+
+fn get_open(conn: &Connection, id: OrderId) -> Result<Order> {
+    let order = get(conn, id)?;
+    if order.complete {
+        return Err(Error::conflict(
+            ErrorCode::OrderCompleted,
+            format!("order {id} is completed and can no longer change"),
+        ));
+    }
+    Ok(order)
+}
+
+fn ensure_stock(pet: PetId, stock: i64, wanted: i64) -> Result<()> {
+    if stock < wanted {
+        return Err(Error::conflict(
+            ErrorCode::InsufficientStock,
+            format!("pet {pet} has {stock} in stock; {wanted} more were asked for"),
+        ));
+    }
+    Ok(())
+}

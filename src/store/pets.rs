@@ -1,0 +1,146 @@
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+
+use super::query::{Filter, like_contains};
+use super::categories;
+use crate::domain::{Name, NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, Timestamp};
+use crate::error::{Error, ErrorCode, Result};
+
+const COLUMNS: &str = "id, name, category_id, status, description, created_at, updated_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<Pet> {
+    Ok(Pet {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        category_id: r.get(2)?,
+        status: r.get(3)?,
+        description: r.get(4)?,
+        created_at: r.get(5)?,
+        updated_at: r.get(6)?,
+    })
+}
+
+pub(super) fn list(conn: &Connection, filter: &PetFilter, page: Page) -> Result<Paged<Pet>> {
+    let mut w = Filter::default();
+    w.and_in("status", filter.statuses.iter().map(|s| Value::Text(s.as_str().into())));
+    if let Some(category) = filter.category_id {
+        w.and("category_id = ?", [Value::Integer(category.get())]);
+    }
+    if let Some(q) = &filter.name_contains {
+        w.and("name_folded LIKE ? ESCAPE '\\'", [Value::Text(like_contains(&q.folded()))]);
+    }
+    w.and_in("id", filter.ids.iter().map(|id| Value::Integer(id.get())));
+
+    let order = match filter.sort {
+        PetSort::Id => "id",
+        PetSort::IdDesc => "id DESC",
+        PetSort::Name => "name_folded, id",
+        PetSort::NameDesc => "name_folded DESC, id DESC",
+    };
+    let where_sql = w.sql();
+    let total: i64 = conn.query_row(
+        &format!("SELECT count(*) FROM pets {where_sql}"),
+        params_from_iter(&w.params),
+        |r| r.get(0),
+    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM pets {where_sql} ORDER BY {order} LIMIT {} OFFSET {}",
+        page.limit(),
+        page.offset()
+    ))?;
+    let items = stmt
+        .query_map(params_from_iter(&w.params), from_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(Paged { items, total: total as u64 })
+}
+
+pub(super) fn find(conn: &Connection, id: PetId) -> Result<Option<Pet>> {
+    Ok(conn
+        .prepare_cached(&format!("SELECT {COLUMNS} FROM pets WHERE id = ?1"))?
+        .query_row([id], from_row)
+        .optional()?)
+}
+
+pub(super) fn get(conn: &Connection, id: PetId) -> Result<Pet> {
+    find(conn, id)?.ok_or_else(|| Error::not_found(PetId::WHAT, id.get()))
+}
+
+pub(super) fn create(conn: &Connection, new: &NewPet) -> Result<Pet> {
+    categories::ensure_exists(conn, new.category_id)?;
+    let now = Timestamp::now();
+    conn.prepare_cached(
+        "INSERT INTO pets (name, name_folded, category_id, status, description,
+                           stock, stock_updated_at, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?6, ?6)",
+    )?
+    .execute(params![
+        new.name.as_str(),
+        new.name.folded(),
+        new.category_id,
+        new.status,
+        new.description.as_ref().map(|d| d.as_str()),
+        now
+    ])?;
+    get(conn, PetId::try_from(conn.last_insert_rowid()).map_err(Error::internal)?)
+}
+
+pub(super) fn replace(conn: &Connection, id: PetId, new: &NewPet) -> Result<Pet> {
+    store_fields(conn, id, &new.name, new.category_id, new.status, new.description.as_ref())
+}
+
+pub(super) fn update(conn: &Connection, id: PetId, patch: &PetPatch) -> Result<Pet> {
+    if patch.is_empty() {
+        return Err(Error::validation("the patch changes nothing: give name, categoryId, status or description"));
+    }
+    let pet = get(conn, id)?;
+    let name = match &patch.name {
+        Some(name) => name.clone(),
+        None => Name::parse(&pet.name).map_err(Error::internal)?,
+    };
+    let description = match &patch.description {
+        Some(d) => d.clone(),
+        None => pet.description.as_deref().map(crate::domain::Description::parse).transpose().map_err(Error::internal)?,
+    };
+    store_fields(
+        conn,
+        id,
+        &name,
+        patch.category_id.unwrap_or(pet.category_id),
+        patch.status.unwrap_or(pet.status),
+        description.as_ref(),
+    )
+}
+
+fn store_fields(
+    conn: &Connection,
+    id: PetId,
+    name: &Name,
+    category: Option<crate::domain::CategoryId>,
+    status: crate::domain::PetStatus,
+    description: Option<&crate::domain::Description>,
+) -> Result<Pet> {
+    categories::ensure_exists(conn, category)?;
+    let changed = conn.execute(
+        "UPDATE pets SET name = ?2, name_folded = ?3, category_id = ?4, status = ?5,
+                         description = ?6, updated_at = ?7
+         WHERE id = ?1",
+        params![id, name.as_str(), name.folded(), category, status, description.map(|d| d.as_str()), Timestamp::now()],
+    )?;
+    if changed == 0 {
+        return Err(Error::not_found(PetId::WHAT, id.get()));
+    }
+    get(conn, id)
+}
+
+pub(super) fn delete(conn: &Connection, id: PetId) -> Result<()> {
+    get(conn, id)?;
+    let orders: i64 = conn.query_row("SELECT count(*) FROM orders WHERE pet_id = ?1", [id], |r| r.get(0))?;
+    if orders > 0 {
+        return Err(Error::conflict(
+            ErrorCode::PetHasOrders,
+            format!("pet {id} has {orders} order(s) and cannot be deleted; mark it sold instead"),
+        ));
+    }
+    conn.execute("DELETE FROM pets WHERE id = ?1", [id])?;
+    Ok(())
+}

@@ -1,0 +1,115 @@
+//! The pet status and stock rules of DESIGN.md 4, in one place. Every change of a pet's
+//! stock goes through [`set_stock`], inside the writer's transaction, so the rules hold
+//! atomically whatever route the change took (an order, a cancellation, staff).
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::domain::{PetId, PetStatus, Timestamp};
+use crate::error::{Error, Result};
+
+/// What moved the stock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum StockEvent {
+    /// An order took stock (placed, or its quantity raised).
+    Taken,
+    /// An order gave stock back (cancelled, or its quantity lowered).
+    Returned,
+    /// An order was completed; the stock itself did not move.
+    Completed,
+    /// Staff set or adjusted the count.
+    Counted,
+}
+
+/// The status a pet moves to after `event`, given its stock and open orders afterwards.
+/// Pure, so every row of the rule table has its own unit test.
+pub(super) fn next_status(current: PetStatus, event: StockEvent, stock: i64, open_orders: i64) -> PetStatus {
+    use PetStatus::*;
+    let none_left = if open_orders > 0 { Pending } else { Sold };
+    match event {
+        StockEvent::Taken if stock == 0 => none_left,
+        StockEvent::Completed if stock == 0 && open_orders == 0 => Sold,
+        StockEvent::Returned | StockEvent::Counted if stock > 0 && current != Available => Available,
+        StockEvent::Counted if stock == 0 && current == Available => none_left,
+        _ => current,
+    }
+}
+
+/// A pet's status and stock as a write sees them.
+pub(super) struct StockRow {
+    pub status: PetStatus,
+    pub stock: i64,
+}
+
+pub(super) fn stock_row(conn: &Connection, pet: PetId) -> Result<Option<StockRow>> {
+    Ok(conn
+        .query_row("SELECT status, stock FROM pets WHERE id = ?1", [pet], |r| {
+            Ok(StockRow { status: r.get(0)?, stock: r.get(1)? })
+        })
+        .optional()?)
+}
+
+/// Stores `stock` for `pet` and moves its status by the rules.
+pub(super) fn set_stock(conn: &Connection, pet: PetId, stock: i64, event: StockEvent) -> Result<()> {
+    let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
+    let open_orders: i64 = conn.query_row(
+        "SELECT count(*) FROM orders WHERE pet_id = ?1 AND complete = 0",
+        [pet],
+        |r| r.get(0),
+    )?;
+    let status = next_status(current.status, event, stock, open_orders);
+    let now = Timestamp::now();
+    conn.execute(
+        "UPDATE pets SET stock = ?2, stock_updated_at = ?3, status = ?4,
+                updated_at = CASE WHEN status = ?4 THEN updated_at ELSE ?3 END
+         WHERE id = ?1",
+        params![pet, stock, now, status],
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StockEvent::*;
+    use super::*;
+    use PetStatus::*;
+
+    #[test]
+    fn taking_the_last_stock_makes_the_pet_pending_while_orders_are_open() {
+        assert_eq!(next_status(Available, Taken, 0, 1), Pending);
+        assert_eq!(next_status(Available, Taken, 3, 1), Available);
+    }
+
+    #[test]
+    fn a_counter_sale_of_the_last_stock_sells_the_pet() {
+        // The counter sale's order is already complete, so no open order remains.
+        assert_eq!(next_status(Available, Taken, 0, 0), Sold);
+    }
+
+    #[test]
+    fn completing_the_last_open_order_with_no_stock_sells_the_pet() {
+        assert_eq!(next_status(Pending, Completed, 0, 0), Sold);
+        assert_eq!(next_status(Pending, Completed, 0, 1), Pending);
+        assert_eq!(next_status(Available, Completed, 2, 0), Available);
+    }
+
+    #[test]
+    fn returned_stock_makes_pending_and_sold_pets_available() {
+        assert_eq!(next_status(Pending, Returned, 1, 0), Available);
+        assert_eq!(next_status(Sold, Returned, 2, 1), Available);
+        assert_eq!(next_status(Available, Returned, 2, 0), Available);
+    }
+
+    #[test]
+    fn counting_stock_above_zero_makes_the_pet_available() {
+        assert_eq!(next_status(Sold, Counted, 5, 0), Available);
+        assert_eq!(next_status(Pending, Counted, 5, 2), Available);
+    }
+
+    #[test]
+    fn counting_stock_to_zero_makes_an_available_pet_pending_or_sold() {
+        assert_eq!(next_status(Available, Counted, 0, 2), Pending);
+        assert_eq!(next_status(Available, Counted, 0, 0), Sold);
+        // A status staff set by hand is left alone when nothing says otherwise.
+        assert_eq!(next_status(Pending, Counted, 0, 0), Pending);
+    }
+}
