@@ -12,3 +12,6 @@ pub use store::Store;
 pub mod api;
 pub mod clock;
 pub mod openapi;
+pub mod api_key;
+pub mod client;
+pub mod server;

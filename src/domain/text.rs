@@ -67,16 +67,34 @@ text_type!(Reason, "reason", 1, 200);
 text_type!(Description, "description", 0, 500);
 
 impl Name {
-    /// The key names are compared and searched by: Unicode lower case, so "Bella" and
-    /// "BELLA" are one category name and a search for "bel" finds both.
+    /// The key names are compared, sorted and searched by: lower case without accents, so
+    /// "Bella" and "BELLA" are one category name, "Álvaro" sorts before "Bella", and a
+    /// search for "alv" finds "Álvaro".
     pub fn folded(&self) -> String {
-        self.0.to_lowercase()
+        fold(&self.0)
     }
+}
+
+/// Lower case with diacritics removed (canonical decomposition, then combining marks
+/// dropped). Search terms go through the same function as stored names.
+pub fn fold(text: &str) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    text.nfd()
+        .filter(|c| !unicode_normalization::char::is_combining_mark(*c))
+        .collect::<String>()
+        .to_lowercase()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folding_ignores_case_and_accents() {
+        assert_eq!(fold("Álvaro"), "alvaro");
+        assert_eq!(fold("ÉLISE"), "elise");
+        assert_eq!(fold("Straße"), "straße");
+    }
 
     #[test]
     fn names_are_trimmed_and_bounded_in_characters() {

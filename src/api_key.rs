@@ -1,0 +1,91 @@
+//! The server's API key: generated (256 random bits) at first start and kept in a file
+//! readable only by its owner, unless the operator passes one in `PETSTORE_API_KEY`.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Keys shorter than this (in characters) are refused: DESIGN.md asks for at least 128 bits.
+pub const MIN_KEY_CHARS: usize = 22;
+
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error("the API key must be at least {MIN_KEY_CHARS} characters (128 bits of randomness)")]
+    TooShort,
+    #[error("cannot read the key file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("cannot create the key file {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("the key file {path} is empty or damaged; delete it to have a new key made")]
+    Damaged { path: PathBuf },
+}
+
+/// The key file that goes with a database: `<database>.key`, next to it.
+pub fn key_file_for(db: &Path) -> PathBuf {
+    let mut name = db.file_name().unwrap_or_default().to_os_string();
+    name.push(".key");
+    db.with_file_name(name)
+}
+
+pub fn generate() -> String {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).expect("the operating system's random source");
+    format!("psk_{}", hex::encode(bytes))
+}
+
+pub fn validate(key: &str) -> Result<&str, KeyError> {
+    let key = key.trim();
+    if key.chars().count() < MIN_KEY_CHARS { Err(KeyError::TooShort) } else { Ok(key) }
+}
+
+/// Reads the key from `path`, creating the file with a new key (mode 0600) if missing.
+pub fn load_or_create(path: &Path) -> Result<String, KeyError> {
+    match fs::read_to_string(path) {
+        Ok(text) => validate(&text)
+            .map(str::to_owned)
+            .map_err(|_| KeyError::Damaged { path: path.to_path_buf() }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let key = generate();
+            write_private(path, &key).map_err(|source| KeyError::Write { path: path.to_path_buf(), source })?;
+            Ok(key)
+        }
+        Err(source) => Err(KeyError::Read { path: path.to_path_buf(), source }),
+    }
+}
+
+/// Creates `path` for the owner's eyes only; refuses to overwrite.
+fn write_private(path: &Path, key: &str) -> std::io::Result<()> {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(path)?;
+    writeln!(file, "{key}")?;
+    file.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_key_file_is_private_and_stable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = key_file_for(&dir.path().join("shop.db"));
+        assert!(path.ends_with("shop.db.key"));
+        let first = load_or_create(&path).unwrap();
+        assert_eq!(load_or_create(&path).unwrap(), first);
+        assert!(first.len() >= 64);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn short_keys_are_refused() {
+        assert!(validate("short").is_err());
+        assert!(validate(&generate()).is_ok());
+    }
+}

@@ -1,0 +1,112 @@
+//! The API server as a value (zero-to-production's `Application`): bind first, so the
+//! caller learns the real port (tests bind port 0) and a busy port is a clear error, then
+//! serve until a shutdown signal, finishing the requests in flight.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+
+use crate::api::{self, AppState, HostPolicy, KeyRing};
+use crate::clock::Clock;
+use crate::store::Store;
+
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
+
+pub struct ServerConfig {
+    pub listen: SocketAddr,
+    pub keys: KeyRing,
+    /// Host names besides loopback that clients may use to reach the server.
+    pub allowed_hosts: Vec<String>,
+    pub clock: Clock,
+    pub request_timeout: Duration,
+}
+
+impl ServerConfig {
+    pub fn new(listen: SocketAddr, keys: KeyRing) -> Self {
+        Self {
+            listen,
+            keys,
+            allowed_hosts: Vec::new(),
+            clock: Clock::system(),
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot listen on {addr}: the port is already in use (is another Petstore running?)")]
+    PortInUse { addr: SocketAddr },
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+    #[error("the server stopped: {0}")]
+    Serve(std::io::Error),
+}
+
+pub struct Application {
+    listener: TcpListener,
+    router: axum::Router,
+    addr: SocketAddr,
+}
+
+impl Application {
+    pub async fn bind(store: Store, config: ServerConfig) -> Result<Self, ServeError> {
+        let listener = TcpListener::bind(config.listen).await.map_err(|source| match source.kind() {
+            std::io::ErrorKind::AddrInUse => ServeError::PortInUse { addr: config.listen },
+            _ => ServeError::Bind { addr: config.listen, source },
+        })?;
+        let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr: config.listen, source })?;
+        if !addr.ip().is_loopback() {
+            tracing::warn!(%addr, "listening beyond this machine: anyone who can reach it and holds a key can use the API");
+        }
+        let mut hosts = config.allowed_hosts.clone();
+        if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
+            hosts.push(addr.ip().to_string());
+        }
+        let state = AppState {
+            store,
+            keys: config.keys,
+            hosts: Arc::new(HostPolicy::new(addr.port(), &hosts)),
+            clock: config.clock,
+        };
+        Ok(Self { listener, router: api::router(state, config.request_timeout), addr })
+    }
+
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), ServeError> {
+        tracing::info!(addr = %self.addr, "serving the Petstore API");
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await
+            .map_err(ServeError::Serve)
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM, whichever comes first.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down; finishing requests in flight");
+}

@@ -1,0 +1,181 @@
+//! `spawn_app()`: a real server on a free loopback port with its own database file, and a
+//! request helper that holds every response against the OpenAPI document.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use petstore::Store;
+use petstore::api::KeyRing;
+use petstore::clock::Clock;
+use petstore::server::{Application, ServerConfig};
+use reqwest::{Method, RequestBuilder, StatusCode, header::HeaderMap};
+use serde_json::Value;
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+
+use crate::schema;
+
+pub const KEY: &str = "test-key-0123456789abcdefghijklmnop";
+
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub base_url: String,
+    pub store: Store,
+    pub db_path: PathBuf,
+    pub http: reqwest::Client,
+    dir: TempDir,
+    shutdown: Option<oneshot::Sender<()>>,
+    served: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// What came back, already checked against the document.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Value,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("")
+    }
+
+    /// The Error object's code, for error replies.
+    pub fn code(&self) -> &str {
+        self.body["code"].as_str().unwrap_or("")
+    }
+}
+
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(Clock::system()).await
+}
+
+pub async fn spawn_app_with(clock: Clock) -> TestApp {
+    let dir = tempfile::tempdir().unwrap();
+    let db_path = dir.path().join("petstore.db");
+    let app = serve(&db_path, clock).await;
+    TestApp { dir, ..app }
+}
+
+async fn serve(db_path: &std::path::Path, clock: Clock) -> TestApp {
+    let store = Store::open(db_path).unwrap();
+    let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([KEY]));
+    config.clock = clock;
+    let app = Application::bind(store.clone(), config).await.unwrap();
+    let addr = app.local_addr();
+    let (tx, rx) = oneshot::channel();
+    let served = tokio::spawn(async move {
+        app.run_until(async {
+            let _ = rx.await;
+        })
+        .await
+        .unwrap();
+    });
+    TestApp {
+        addr,
+        base_url: format!("http://{addr}"),
+        store,
+        db_path: db_path.to_path_buf(),
+        http: reqwest::Client::new(),
+        dir: tempfile::tempdir().unwrap(),
+        shutdown: Some(tx),
+        served: Some(served),
+    }
+}
+
+impl TestApp {
+    /// A request with the right key.
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.anonymous(method, path).bearer_auth(KEY)
+    }
+
+    /// A request with no key at all.
+    pub fn anonymous(&self, method: Method, path: &str) -> RequestBuilder {
+        self.http.request(method, format!("{}{path}", self.base_url))
+    }
+
+    pub async fn get(&self, path: &str) -> Reply {
+        self.send(self.request(Method::GET, path)).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Reply {
+        self.send(self.request(Method::POST, path).json(&body)).await
+    }
+
+    pub async fn put(&self, path: &str, body: Value) -> Reply {
+        self.send(self.request(Method::PUT, path).json(&body)).await
+    }
+
+    pub async fn patch(&self, path: &str, body: Value) -> Reply {
+        self.send(self.request(Method::PATCH, path).json(&body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Reply {
+        self.send(self.request(Method::DELETE, path)).await
+    }
+
+    /// Sends `request` and checks the reply against the OpenAPI document: the status must
+    /// be documented for the operation and the body must match its schema. Every HTTP test
+    /// therefore also tests the document.
+    pub async fn send(&self, request: RequestBuilder) -> Reply {
+        let request = request.build().unwrap();
+        let method = request.method().clone();
+        let path = request.url().path().to_owned();
+        let response = self.http.execute(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.unwrap();
+        let is_json = headers
+            .get("content-type")
+            .is_some_and(|v| v.to_str().unwrap_or("").starts_with("application/json"));
+        let body = if bytes.is_empty() {
+            Value::Null
+        } else if is_json {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|e| panic!("{method} {path} -> {status}: body is not JSON ({e})"))
+        } else {
+            Value::String(String::from_utf8_lossy(&bytes).into_owned())
+        };
+        schema::check_response(&method, &path, status.as_u16(), &headers, &body);
+        Reply { status, headers, body }
+    }
+
+    /// Stops the server and opens a new one on the same database file, as after a restart.
+    pub async fn restart(mut self) -> TestApp {
+        let clock = Clock::system();
+        self.stop().await;
+        let db_path = self.db_path.clone();
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
+        let app = serve(&db_path, clock).await;
+        TestApp { dir, ..app }
+    }
+
+    pub async fn stop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(served) = self.served.take() {
+            served.await.unwrap();
+        }
+    }
+
+    /// Creates a category and returns its id.
+    pub async fn category(&self, name: &str) -> i64 {
+        let reply = self.post("/categories", serde_json::json!({ "name": name })).await;
+        assert_eq!(reply.status, 201, "{:?}", reply.body);
+        reply.body["id"].as_i64().unwrap()
+    }
+
+    /// Creates a pet with `stock` in stock and returns its id.
+    pub async fn pet_with_stock(&self, name: &str, stock: i64) -> i64 {
+        let reply = self.post("/pets", serde_json::json!({ "name": name })).await;
+        assert_eq!(reply.status, 201, "{:?}", reply.body);
+        let id = reply.body["id"].as_i64().unwrap();
+        if stock > 0 {
+            let reply = self.put(&format!("/store/inventory/{id}"), serde_json::json!({ "quantity": stock })).await;
+            assert_eq!(reply.status, 200, "{:?}", reply.body);
+        }
+        id
+    }
+}

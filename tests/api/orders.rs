@@ -1,0 +1,129 @@
+//! The pet status and stock rules of DESIGN.md 4, through the HTTP API.
+
+use serde_json::json;
+
+use crate::helpers::{TestApp, spawn_app};
+
+async fn status_of(app: &TestApp, pet: i64) -> (String, i64) {
+    let item = app.get(&format!("/store/inventory/{pet}")).await;
+    (item.body["status"].as_str().unwrap().to_owned(), item.body["quantity"].as_i64().unwrap())
+}
+
+#[tokio::test]
+async fn an_order_reserves_stock_and_the_last_one_makes_the_pet_pending() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 3).await;
+    let first = app.post("/store/orders", json!({ "petId": pet, "quantity": 2 })).await;
+    assert_eq!(first.status, 201);
+    assert_eq!(first.header("location"), format!("/store/orders/{}", first.body["id"]));
+    assert_eq!(first.body["complete"], false);
+    assert_eq!(status_of(&app, pet).await, ("available".into(), 1));
+
+    app.post("/store/orders", json!({ "petId": pet })).await;
+    assert_eq!(status_of(&app, pet).await, ("pending".into(), 0));
+
+    let refused = app.post("/store/orders", json!({ "petId": pet })).await;
+    assert_eq!(refused.status, 409);
+    assert_eq!(refused.code(), "pet_not_available");
+}
+
+#[tokio::test]
+async fn ordering_more_than_the_stock_conflicts() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 2).await;
+    let reply = app.post("/store/orders", json!({ "petId": pet, "quantity": 3 })).await;
+    assert_eq!(reply.status, 409);
+    assert_eq!(reply.code(), "insufficient_stock");
+    assert_eq!(status_of(&app, pet).await, ("available".into(), 2), "nothing was taken");
+}
+
+#[tokio::test]
+async fn completing_the_last_open_order_sells_the_pet() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 2).await;
+    let a = app.post("/store/orders", json!({ "petId": pet })).await.body["id"].clone();
+    let b = app.post("/store/orders", json!({ "petId": pet })).await.body["id"].clone();
+
+    let done = app.patch(&format!("/store/orders/{a}"), json!({ "complete": true })).await;
+    assert_eq!(done.body["complete"], true);
+    assert!(done.body["shipDate"].is_string(), "completion stamps the ship date");
+    assert_eq!(status_of(&app, pet).await.0, "pending", "an order is still open");
+
+    app.patch(&format!("/store/orders/{b}"), json!({ "complete": true, "shipDate": "2026-12-01T09:00:00Z" })).await;
+    assert_eq!(status_of(&app, pet).await.0, "sold");
+    assert_eq!(app.get(&format!("/store/orders/{b}")).await.body["shipDate"], "2026-12-01T09:00:00Z");
+}
+
+#[tokio::test]
+async fn cancelling_returns_the_stock_and_makes_the_pet_available() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 1).await;
+    let order = app.post("/store/orders", json!({ "petId": pet })).await.body["id"].clone();
+    assert_eq!(status_of(&app, pet).await, ("pending".into(), 0));
+
+    assert_eq!(app.delete(&format!("/store/orders/{order}")).await.status, 204);
+    assert_eq!(status_of(&app, pet).await, ("available".into(), 1));
+    assert_eq!(app.get(&format!("/store/orders/{order}")).await.code(), "not_found");
+}
+
+#[tokio::test]
+async fn a_completed_order_can_neither_change_nor_be_cancelled() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 5).await;
+    let order = app.post("/store/orders", json!({ "petId": pet, "complete": true })).await;
+    assert_eq!(order.body["complete"], true, "a counter sale is completed at once");
+    let id = &order.body["id"];
+
+    let change = app.patch(&format!("/store/orders/{id}"), json!({ "quantity": 2 })).await;
+    assert_eq!(change.code(), "order_completed");
+    let cancel = app.delete(&format!("/store/orders/{id}")).await;
+    assert_eq!(cancel.code(), "order_completed");
+    assert_eq!(status_of(&app, pet).await, ("available".into(), 4));
+}
+
+#[tokio::test]
+async fn a_counter_sale_of_the_last_stock_sells_the_pet() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Goldie", 1).await;
+    app.post("/store/orders", json!({ "petId": pet, "complete": true })).await;
+    assert_eq!(status_of(&app, pet).await, ("sold".into(), 0));
+}
+
+#[tokio::test]
+async fn changing_the_quantity_moves_stock_both_ways() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 3).await;
+    let id = app.post("/store/orders", json!({ "petId": pet })).await.body["id"].clone();
+
+    app.patch(&format!("/store/orders/{id}"), json!({ "quantity": 3 })).await;
+    assert_eq!(status_of(&app, pet).await, ("pending".into(), 0));
+    let too_many = app.patch(&format!("/store/orders/{id}"), json!({ "quantity": 4 })).await;
+    assert_eq!(too_many.code(), "insufficient_stock");
+
+    app.patch(&format!("/store/orders/{id}"), json!({ "quantity": 1 })).await;
+    assert_eq!(status_of(&app, pet).await, ("available".into(), 2));
+}
+
+#[tokio::test]
+async fn orders_list_newest_first_with_filters() {
+    let app = spawn_app().await;
+    let rex = app.pet_with_stock("Rex", 5).await;
+    let tom = app.pet_with_stock("Tom", 5).await;
+    app.post("/store/orders", json!({ "petId": rex })).await;
+    app.post("/store/orders", json!({ "petId": tom, "complete": true })).await;
+    let newest = app.post("/store/orders", json!({ "petId": rex })).await.body["id"].clone();
+
+    let all = app.get("/store/orders").await;
+    assert_eq!(all.header("x-total-count"), "3");
+    assert_eq!(all.body[0]["id"], newest);
+    assert_eq!(app.get(&format!("/store/orders?petId={rex}&complete=false")).await.header("x-total-count"), "2");
+    assert_eq!(app.get("/store/orders?complete=true").await.header("x-total-count"), "1");
+}
+
+#[tokio::test]
+async fn an_order_for_no_pet_is_an_invalid_reference() {
+    let app = spawn_app().await;
+    let reply = app.post("/store/orders", json!({ "petId": 12345 })).await;
+    assert_eq!(reply.status, 400);
+    assert_eq!(reply.code(), "invalid_reference");
+}
