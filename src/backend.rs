@@ -33,6 +33,7 @@ pub trait Petstore: Send + Sync {
     async fn list_inventory(&self, filter: InventoryFilter, page: Page) -> Result<Paged<InventoryItem>>;
     async fn get_inventory(&self, pet: PetId) -> Result<InventoryItem>;
     async fn set_inventory(&self, pet: PetId, update: InventoryUpdate) -> Result<InventoryItem>;
-    async fn adjust_inventory(&self, pet: PetId, adjustment: NewInventoryAdjustment) -> Result<InventoryItem>;
+    async fn adjust_inventory(&self, pet: PetId, adjustment: NewInventoryAdjustment)
+    -> Result<InventoryItem>;
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>>;
 }

@@ -49,8 +49,8 @@ impl ErrorCode {
             NotFound => 404,
             MethodNotAllowed => 405,
             RequestTimeout => 408,
-            InsufficientStock | PetNotAvailable | OrderCompleted | CategoryInUse
-            | PetHasOrders | DuplicateName => 409,
+            InsufficientStock | PetNotAvailable | OrderCompleted | CategoryInUse | PetHasOrders
+            | DuplicateName => 409,
             Gone => 410,
             PayloadTooLarge => 413,
             UnsupportedMediaType => 415,

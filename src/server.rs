@@ -58,7 +58,8 @@ impl Application {
             std::io::ErrorKind::AddrInUse => ServeError::PortInUse { addr: config.listen },
             _ => ServeError::Bind { addr: config.listen, source },
         })?;
-        let addr = listener.local_addr().map_err(|source| ServeError::Bind { addr: config.listen, source })?;
+        let addr =
+            listener.local_addr().map_err(|source| ServeError::Bind { addr: config.listen, source })?;
         if !addr.ip().is_loopback() {
             tracing::warn!(%addr, "listening beyond this machine: anyone who can reach it and holds a key can use the API");
         }
@@ -79,7 +80,10 @@ impl Application {
         self.addr
     }
 
-    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) -> Result<(), ServeError> {
+    pub async fn run_until(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
         tracing::info!(addr = %self.addr, "serving the Petstore API");
         axum::serve(self.listener, self.router)
             .with_graceful_shutdown(shutdown)

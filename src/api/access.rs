@@ -89,10 +89,7 @@ impl KeyRing {
     /// a guess came or which key it resembled.
     pub fn accepts(&self, presented: &str) -> bool {
         let presented = hash(presented);
-        self.hashes
-            .iter()
-            .fold(subtle::Choice::from(0), |found, key| found | key.ct_eq(&presented))
-            .into()
+        self.hashes.iter().fold(subtle::Choice::from(0), |found, key| found | key.ct_eq(&presented)).into()
     }
 }
 

@@ -42,7 +42,10 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
 }
 
 pub fn too_large() -> ApiError {
-    ApiError::new(ErrorCode::PayloadTooLarge, format!("the request body is larger than {} KiB", BODY_LIMIT / 1024))
+    ApiError::new(
+        ErrorCode::PayloadTooLarge,
+        format!("the request body is larger than {} KiB", BODY_LIMIT / 1024),
+    )
 }
 
 fn is_json(content_type: Option<&header::HeaderValue>) -> bool {
@@ -53,8 +56,9 @@ fn is_json(content_type: Option<&header::HeaderValue>) -> bool {
 
 /// JSON text to a domain type, naming the offending field when the shape is wrong.
 pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
-    let value: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| Error::new(ErrorCode::InvalidJson, format!("the request body is not valid JSON: {e}")))?;
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        Error::new(ErrorCode::InvalidJson, format!("the request body is not valid JSON: {e}"))
+    })?;
     if !value.is_object() {
         return Err(Error::new(ErrorCode::InvalidJson, "the request body must be a JSON object"));
     }
@@ -75,10 +79,8 @@ impl<S: Send + Sync, T: FromStr<Err = String> + Send> FromRequestParts<S> for Pa
         let params = axum::extract::RawPathParams::from_request_parts(parts, state)
             .await
             .map_err(|e| ApiError::new(ErrorCode::InvalidParameter, e.to_string()))?;
-        let (_, raw) = params
-            .iter()
-            .next()
-            .ok_or_else(|| ApiError(Error::internal("route without a path id")))?;
+        let (_, raw) =
+            params.iter().next().ok_or_else(|| ApiError(Error::internal("route without a path id")))?;
         raw.parse().map(PathId).map_err(|e| ApiError::new(ErrorCode::InvalidParameter, e))
     }
 }
@@ -129,10 +131,7 @@ impl Params {
     }
 
     pub fn page(&self) -> Result<Page, Error> {
-        Page::new(
-            self.one("limit")?.unwrap_or(Page::DEFAULT_LIMIT),
-            self.one("offset")?.unwrap_or(0),
-        )
+        Page::new(self.one("limit")?.unwrap_or(Page::DEFAULT_LIMIT), self.one("offset")?.unwrap_or(0))
     }
 
     /// The pairs other than paging, in their order, to build `Link` targets from.
@@ -145,7 +144,5 @@ fn parse_value<T: FromStr>(name: &str, value: &str) -> Result<T, Error>
 where
     T::Err: std::fmt::Display,
 {
-    value
-        .parse()
-        .map_err(|e| Error::invalid_parameter(format!("{name}={value:?} is not valid: {e}")))
+    value.parse().map_err(|e| Error::invalid_parameter(format!("{name}={value:?} is not valid: {e}")))
 }

@@ -12,10 +12,12 @@ use axum::http::{HeaderName, StatusCode, header};
 use axum::middleware::{Next, from_fn, from_fn_with_state};
 use axum::response::{IntoResponse, Response};
 use tower::ServiceBuilder;
+use tower_http::LatencyUnit;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::timeout::TimeoutLayer;
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tracing::Level;
 
 use super::error::ApiError;
 use super::extract::{BODY_LIMIT, too_large};
@@ -32,12 +34,20 @@ pub fn apply(router: Router<AppState>, state: AppState, timeout: Duration) -> Ro
                 ApiError(Error::internal("a request handler panicked")).into_response()
             }))
             .layer(SetRequestIdLayer::new(X_REQUEST_ID.clone(), MakeRequestUuid))
-            .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
-                let id = req.headers().get(&X_REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
-                // The path only: a query string could hold something a client should not
-                // have put there, and logs must never carry a key.
-                tracing::info_span!("request", id, method = %req.method(), path = req.uri().path())
-            }))
+            .layer(
+                TraceLayer::new_for_http()
+                    .make_span_with(|req: &Request| {
+                        let id =
+                            req.headers().get(&X_REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+                        // The path only: a query string could hold something a client should not
+                        // have put there, and logs must never carry a key.
+                        tracing::info_span!("request", id, method = %req.method(), path = req.uri().path())
+                    })
+                    .on_request(())
+                    .on_response(
+                        DefaultOnResponse::new().level(Level::INFO).latency_unit(LatencyUnit::Micros),
+                    ),
+            )
             .layer(PropagateRequestIdLayer::new(X_REQUEST_ID.clone()))
             .layer(from_fn(errors_as_json))
             .layer(from_fn_with_state(state.clone(), access::check_host_and_origin))
@@ -65,7 +75,10 @@ async fn errors_as_json(req: Request, next: Next) -> Response {
         StatusCode::NOT_FOUND => ApiError::new(ErrorCode::NotFound, format!("no route for {method} {path}")),
         StatusCode::METHOD_NOT_ALLOWED => {
             let allow = response.headers().get(header::ALLOW).and_then(|v| v.to_str().ok()).unwrap_or("");
-            ApiError::new(ErrorCode::MethodNotAllowed, format!("{method} is not allowed on {path}; allowed: {allow}"))
+            ApiError::new(
+                ErrorCode::MethodNotAllowed,
+                format!("{method} is not allowed on {path}; allowed: {allow}"),
+            )
         }
         StatusCode::PAYLOAD_TOO_LARGE => too_large(),
         StatusCode::REQUEST_TIMEOUT => {
@@ -74,7 +87,9 @@ async fn errors_as_json(req: Request, next: Next) -> Response {
         StatusCode::UNSUPPORTED_MEDIA_TYPE => {
             ApiError::new(ErrorCode::UnsupportedMediaType, "the request body must be application/json")
         }
-        s if s.is_client_error() => ApiError::new(ErrorCode::InvalidParameter, format!("the request was refused ({s})")),
+        s if s.is_client_error() => {
+            ApiError::new(ErrorCode::InvalidParameter, format!("the request was refused ({s})"))
+        }
         _ => ApiError(Error::internal(format!("{method} {path} failed with {status}"))),
     };
     let (mut parts, _) = response.into_parts();

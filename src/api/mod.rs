@@ -76,22 +76,14 @@ pub fn operations() -> Vec<Operation> {
 
 /// The whole API for `state`, with its middleware.
 pub fn router(state: AppState, request_timeout: Duration) -> Router {
-    let protected = protected()
-        .router
-        .route_layer(from_fn_with_state(state.clone(), access::require_key));
-    let app = protected
-        .merge(service::routes(Routes::new()).router)
-        .fallback(service::no_route);
+    let protected = protected().router.route_layer(from_fn_with_state(state.clone(), access::require_key));
+    let app = protected.merge(service::routes(Routes::new()).router).fallback(service::no_route);
     middleware::apply(app, state.clone(), request_timeout).with_state(state)
 }
 
 /// `201 Created` with `Location` and the new resource.
 fn created<T: serde::Serialize>(location: String, body: T) -> axum::response::Response {
     use axum::response::IntoResponse;
-    (
-        axum::http::StatusCode::CREATED,
-        [(axum::http::header::LOCATION, location)],
-        axum::Json(body),
-    )
+    (axum::http::StatusCode::CREATED, [(axum::http::header::LOCATION, location)], axum::Json(body))
         .into_response()
 }

@@ -11,9 +11,11 @@ use crate::error::ErrorCode;
 use crate::openapi;
 
 pub(super) fn routes(r: Routes) -> Routes {
-    r.add(Method::GET, "/health", health)
-        .add(Method::GET, "/openapi.json", openapi_json)
-        .add(Method::GET, "/openapi.yaml", openapi_yaml)
+    r.add(Method::GET, "/health", health).add(Method::GET, "/openapi.json", openapi_json).add(
+        Method::GET,
+        "/openapi.yaml",
+        openapi_yaml,
+    )
 }
 
 async fn health() -> impl IntoResponse {

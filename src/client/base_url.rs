@@ -41,10 +41,7 @@ impl BaseUrl {
     /// on its own (so an id can never add a path level).
     pub(crate) fn join(&self, segments: &[&str]) -> Url {
         let mut url = self.0.clone();
-        url.path_segments_mut()
-            .expect("http(s) URLs always have a path")
-            .pop_if_empty()
-            .extend(segments);
+        url.path_segments_mut().expect("http(s) URLs always have a path").pop_if_empty().extend(segments);
         url
     }
 }

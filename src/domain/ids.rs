@@ -13,6 +13,7 @@ macro_rules! id_type {
         pub struct $name(i64);
 
         impl $name {
+            /// What the id names, for messages: "pet 7 does not exist".
             pub const WHAT: &'static str = $what;
 
             pub fn get(self) -> i64 {
@@ -27,7 +28,7 @@ macro_rules! id_type {
                 if v >= 1 {
                     Ok(Self(v))
                 } else {
-                    Err(format!("{} must be a positive integer, got {v}", $what))
+                    Err(format!("{} id must be a positive integer, got {v}", $what))
                 }
             }
         }
@@ -42,9 +43,8 @@ macro_rules! id_type {
             type Err = String;
 
             fn from_str(s: &str) -> Result<Self, String> {
-                let v: i64 = s
-                    .parse()
-                    .map_err(|_| format!("{} must be a positive integer, got {s:?}", $what))?;
+                let v: i64 =
+                    s.parse().map_err(|_| format!("{} id must be a positive integer, got {s:?}", $what))?;
                 Self::try_from(v)
             }
         }
@@ -69,7 +69,7 @@ macro_rules! id_type {
     };
 }
 
-id_type!(PetId, "pet id");
-id_type!(CategoryId, "category id");
-id_type!(OrderId, "order id");
-id_type!(AdjustmentId, "adjustment id");
+id_type!(PetId, "pet");
+id_type!(CategoryId, "category");
+id_type!(OrderId, "order");
+id_type!(AdjustmentId, "adjustment");

@@ -13,8 +13,8 @@ mod time;
 pub use category::{Category, NewCategory};
 pub use ids::{AdjustmentId, CategoryId, OrderId, PetId};
 pub use inventory::{
-    Delta, InventoryAdjustment, InventoryFilter, InventoryItem, InventoryUpdate,
-    NewInventoryAdjustment, StockLevel,
+    Delta, InventoryAdjustment, InventoryFilter, InventoryItem, InventoryUpdate, NewInventoryAdjustment,
+    StockLevel,
 };
 pub use order::{NewOrder, Order, OrderFilter, OrderPatch, Quantity};
 pub use page::{Page, Paged};

@@ -70,7 +70,11 @@ impl Petstore for Store {
     async fn set_inventory(&self, pet: PetId, update: InventoryUpdate) -> Result<InventoryItem> {
         self.write(Change::Inventory, move |tx| inventory::set(tx, pet, update.quantity)).await
     }
-    async fn adjust_inventory(&self, pet: PetId, adjustment: NewInventoryAdjustment) -> Result<InventoryItem> {
+    async fn adjust_inventory(
+        &self,
+        pet: PetId,
+        adjustment: NewInventoryAdjustment,
+    ) -> Result<InventoryItem> {
         self.write(Change::Inventory, move |tx| inventory::adjust(tx, pet, &adjustment)).await
     }
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {

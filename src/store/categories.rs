@@ -36,9 +36,7 @@ pub(super) fn get(conn: &Connection, id: CategoryId) -> Result<Category> {
 /// Refuses a body that names a category that is not there.
 pub(super) fn ensure_exists(conn: &Connection, id: Option<CategoryId>) -> Result<()> {
     let Some(id) = id else { return Ok(()) };
-    let found = conn
-        .prepare_cached("SELECT 1 FROM categories WHERE id = ?1")?
-        .exists([id])?;
+    let found = conn.prepare_cached("SELECT 1 FROM categories WHERE id = ?1")?.exists([id])?;
     if found {
         Ok(())
     } else {
@@ -49,7 +47,12 @@ pub(super) fn ensure_exists(conn: &Connection, id: Option<CategoryId>) -> Result
 pub(super) fn create(conn: &Connection, new: &NewCategory) -> Result<Category> {
     conn.execute(
         "INSERT INTO categories (name, name_folded, description, created_at) VALUES (?1, ?2, ?3, ?4)",
-        params![new.name.as_str(), new.name.folded(), new.description.as_ref().map(|d| d.as_str()), Timestamp::now()],
+        params![
+            new.name.as_str(),
+            new.name.folded(),
+            new.description.as_ref().map(|d| d.as_str()),
+            Timestamp::now()
+        ],
     )
     .map_err(|e| on_duplicate_name(e, new))?;
     get(conn, CategoryId::try_from(conn.last_insert_rowid()).map_err(Error::internal)?)

@@ -36,43 +36,38 @@ pub enum OpenError {
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub(super) fn open_writer(path: &Path) -> Result<Connection, OpenError> {
-    let unusable = |e: &dyn std::fmt::Display| OpenError::Unusable {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.is_dir() {
-            return Err(unusable(&format!("the folder {} does not exist", dir.display())));
-        }
+    let unusable =
+        |e: &dyn std::fmt::Display| OpenError::Unusable { path: path.to_path_buf(), reason: e.to_string() };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+        return Err(unusable(&format!("the folder {} does not exist", dir.display())));
     }
     let mut conn = Connection::open(path).map_err(|e| unusable(&e))?;
 
     // Look before writing anything: even `journal_mode = WAL` changes the file.
-    let found: usize = conn
-        .pragma_query_value(None, "user_version", |row| row.get::<_, i64>(0))
-        .map_err(|e| match e.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::NotADatabase) => OpenError::NotADatabase { path: path.to_path_buf() },
-            _ => unusable(&e),
+    let found: usize =
+        conn.pragma_query_value(None, "user_version", |row| row.get::<_, i64>(0)).map_err(|e| {
+            match e.sqlite_error_code() {
+                Some(rusqlite::ErrorCode::NotADatabase) => {
+                    OpenError::NotADatabase { path: path.to_path_buf() }
+                }
+                _ => unusable(&e),
+            }
         })? as usize;
     if found > SCHEMA_VERSION {
-        return Err(OpenError::NewerSchema {
-            path: path.to_path_buf(),
-            found,
-            supported: SCHEMA_VERSION,
-        });
+        return Err(OpenError::NewerSchema { path: path.to_path_buf(), found, supported: SCHEMA_VERSION });
     }
 
     conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| unusable(&e))?;
     apply_pragmas(&conn).map_err(|e| unusable(&e))?;
-    migrations().to_latest(&mut conn).map_err(|e| OpenError::Migration {
-        path: path.to_path_buf(),
-        reason: e.to_string(),
-    })?;
+    migrations()
+        .to_latest(&mut conn)
+        .map_err(|e| OpenError::Migration { path: path.to_path_buf(), reason: e.to_string() })?;
     Ok(conn)
 }
 
 pub(super) fn open_reader(path: &Path) -> Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let flags =
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
     let conn = Connection::open_with_flags(path, flags).map_err(Error::internal)?;
     apply_pragmas(&conn)?;
     Ok(conn)

@@ -4,8 +4,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 use super::query::Filter;
 use super::status_rules::{StockEvent, set_stock, stock_row};
 use crate::domain::{
-    InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged, PetId, StockLevel,
-    Timestamp,
+    InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged, PetId,
+    StockLevel, Timestamp,
 };
 use crate::error::{Error, ErrorCode, Result};
 
@@ -23,6 +23,12 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<InventoryItem> {
 
 /// Stock of every pet, lowest first (what staff reorder first).
 pub(super) fn list(conn: &Connection, filter: &InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {
+    if filter.below_quantity.is_some_and(|b| !(0..=StockLevel::MAX + 1).contains(&b)) {
+        return Err(Error::invalid_parameter(format!(
+            "belowQuantity must be between 0 and {}",
+            StockLevel::MAX + 1
+        )));
+    }
     let mut w = Filter::default();
     w.and_in("status", filter.statuses.iter().map(|s| Value::Text(s.as_str().into())));
     if let Some(below) = filter.below_quantity {
@@ -64,7 +70,11 @@ pub(super) fn set(conn: &Connection, pet: PetId, quantity: StockLevel) -> Result
     get(conn, pet)
 }
 
-pub(super) fn adjust(conn: &Connection, pet: PetId, adjustment: &NewInventoryAdjustment) -> Result<InventoryItem> {
+pub(super) fn adjust(
+    conn: &Connection,
+    pet: PetId,
+    adjustment: &NewInventoryAdjustment,
+) -> Result<InventoryItem> {
     let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
     let delta = adjustment.delta.get();
     let after = current.stock + delta;

@@ -178,7 +178,5 @@ where
     F: FnOnce() -> Result<T> + Send + 'static,
 {
     let span = tracing::Span::current();
-    tokio::task::spawn_blocking(move || span.in_scope(f))
-        .await
-        .map_err(Error::internal)?
+    tokio::task::spawn_blocking(move || span.in_scope(f)).await.map_err(Error::internal)?
 }

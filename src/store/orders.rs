@@ -3,7 +3,9 @@ use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 
 use super::query::Filter;
 use super::status_rules::{StockEvent, set_stock, stock_row};
-use crate::domain::{NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, PetStatus, Timestamp};
+use crate::domain::{
+    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, PetStatus, Timestamp,
+};
 use crate::error::{Error, ErrorCode, Result};
 
 const COLUMNS: &str = "id, pet_id, quantity, ship_date, complete, created_at";

@@ -1,8 +1,8 @@
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
 
-use super::query::{Filter, like_contains};
 use super::categories;
+use super::query::{Filter, like_contains};
 use crate::domain::{Name, NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -20,7 +20,13 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Pet> {
     })
 }
 
+/// At most this many ids in one list request: one page's worth.
+const MAX_IDS: usize = Page::MAX_LIMIT as usize;
+
 pub(super) fn list(conn: &Connection, filter: &PetFilter, page: Page) -> Result<Paged<Pet>> {
+    if filter.ids.len() > MAX_IDS {
+        return Err(Error::invalid_parameter(format!("id may be given at most {MAX_IDS} times")));
+    }
     let mut w = Filter::default();
     w.and_in("status", filter.statuses.iter().map(|s| Value::Text(s.as_str().into())));
     if let Some(category) = filter.category_id {
@@ -48,9 +54,8 @@ pub(super) fn list(conn: &Connection, filter: &PetFilter, page: Page) -> Result<
         page.limit(),
         page.offset()
     ))?;
-    let items = stmt
-        .query_map(params_from_iter(&w.params), from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let items =
+        stmt.query_map(params_from_iter(&w.params), from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
     Ok(Paged { items, total: total as u64 })
 }
 
@@ -90,7 +95,9 @@ pub(super) fn replace(conn: &Connection, id: PetId, new: &NewPet) -> Result<Pet>
 
 pub(super) fn update(conn: &Connection, id: PetId, patch: &PetPatch) -> Result<Pet> {
     if patch.is_empty() {
-        return Err(Error::validation("the patch changes nothing: give name, categoryId, status or description"));
+        return Err(Error::validation(
+            "the patch changes nothing: give name, categoryId, status or description",
+        ));
     }
     let pet = get(conn, id)?;
     let name = match &patch.name {
@@ -99,7 +106,12 @@ pub(super) fn update(conn: &Connection, id: PetId, patch: &PetPatch) -> Result<P
     };
     let description = match &patch.description {
         Some(d) => d.clone(),
-        None => pet.description.as_deref().map(crate::domain::Description::parse).transpose().map_err(Error::internal)?,
+        None => pet
+            .description
+            .as_deref()
+            .map(crate::domain::Description::parse)
+            .transpose()
+            .map_err(Error::internal)?,
     };
     store_fields(
         conn,
@@ -124,7 +136,15 @@ fn store_fields(
         "UPDATE pets SET name = ?2, name_folded = ?3, category_id = ?4, status = ?5,
                          description = ?6, updated_at = ?7
          WHERE id = ?1",
-        params![id, name.as_str(), name.folded(), category, status, description.map(|d| d.as_str()), Timestamp::now()],
+        params![
+            id,
+            name.as_str(),
+            name.folded(),
+            category,
+            status,
+            description.map(|d| d.as_str()),
+            Timestamp::now()
+        ],
     )?;
     if changed == 0 {
         return Err(Error::not_found(PetId::WHAT, id.get()));

@@ -27,11 +27,7 @@ impl Filter {
     }
 
     pub fn sql(&self) -> String {
-        if self.clauses.is_empty() {
-            String::new()
-        } else {
-            format!("WHERE {}", self.clauses.join(" AND "))
-        }
+        if self.clauses.is_empty() { String::new() } else { format!("WHERE {}", self.clauses.join(" AND ")) }
     }
 }
 

@@ -51,11 +51,10 @@ pub(super) fn stock_row(conn: &Connection, pet: PetId) -> Result<Option<StockRow
 /// Stores `stock` for `pet` and moves its status by the rules.
 pub(super) fn set_stock(conn: &Connection, pet: PetId, stock: i64, event: StockEvent) -> Result<()> {
     let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
-    let open_orders: i64 = conn.query_row(
-        "SELECT count(*) FROM orders WHERE pet_id = ?1 AND complete = 0",
-        [pet],
-        |r| r.get(0),
-    )?;
+    let open_orders: i64 =
+        conn.query_row("SELECT count(*) FROM orders WHERE pet_id = ?1 AND complete = 0", [pet], |r| {
+            r.get(0)
+        })?;
     let status = next_status(current.status, event, stock, open_orders);
     let now = Timestamp::now();
     conn.execute(

@@ -18,7 +18,8 @@ fn operations() -> Vec<(Method, String, bool)> {
                 continue;
             }
             let secured = op.get("security").map_or(global, |s| !s.as_array().unwrap().is_empty());
-            let path = template.replace("{petId}", "1").replace("{categoryId}", "1").replace("{orderId}", "1");
+            let path =
+                template.replace("{petId}", "1").replace("{categoryId}", "1").replace("{orderId}", "1");
             all.push((method, path, secured));
         }
     }
@@ -26,7 +27,10 @@ fn operations() -> Vec<(Method, String, bool)> {
     all
 }
 
-async fn each_secured(app: &TestApp, mut prepare: impl FnMut(reqwest::RequestBuilder) -> reqwest::RequestBuilder) -> Vec<(String, u16, String)> {
+async fn each_secured(
+    app: &TestApp,
+    mut prepare: impl FnMut(reqwest::RequestBuilder) -> reqwest::RequestBuilder,
+) -> Vec<(String, u16, String)> {
     let mut replies = Vec::new();
     for (method, path, secured) in operations() {
         if !secured {
@@ -34,7 +38,11 @@ async fn each_secured(app: &TestApp, mut prepare: impl FnMut(reqwest::RequestBui
         }
         let request = prepare(app.anonymous(method.clone(), &path));
         let reply = app.send(request.json(&Value::Object(Default::default()))).await;
-        replies.push((format!("{method} {path}"), reply.status.as_u16(), reply.header("www-authenticate").to_owned()));
+        replies.push((
+            format!("{method} {path}"),
+            reply.status.as_u16(),
+            reply.header("www-authenticate").to_owned(),
+        ));
     }
     replies
 }
@@ -82,7 +90,9 @@ async fn a_foreign_host_is_refused_dns_rebinding() {
     assert_eq!((reply.status.as_u16(), reply.code()), (403, "forbidden"));
     let wrong_port = app.send(app.request(Method::GET, "/health").header("host", "127.0.0.1:1")).await;
     assert_eq!(wrong_port.status, 403);
-    let localhost = app.send(app.request(Method::GET, "/pets").header("host", format!("localhost:{}", app.addr.port()))).await;
+    let localhost = app
+        .send(app.request(Method::GET, "/pets").header("host", format!("localhost:{}", app.addr.port())))
+        .await;
     assert_eq!(localhost.status, 200);
 }
 

@@ -26,7 +26,9 @@ async fn names_are_unique_ignoring_case() {
     let cats = app.category("Cats").await;
     let rename = app.put(&format!("/categories/{cats}"), json!({ "name": "dogs" })).await;
     assert_eq!(rename.code(), "duplicate_name");
-    let keep = app.put(&format!("/categories/{dogs}"), json!({ "name": "Dogs", "description": "Puppies too" })).await;
+    let keep = app
+        .put(&format!("/categories/{dogs}"), json!({ "name": "Dogs", "description": "Puppies too" }))
+        .await;
     assert_eq!(keep.status, 200, "renaming to its own name is fine");
 }
 
@@ -34,7 +36,8 @@ async fn names_are_unique_ignoring_case() {
 async fn a_category_with_pets_cannot_be_deleted() {
     let app = spawn_app().await;
     let dogs = app.category("Dogs").await;
-    let rex = app.post("/pets", json!({ "name": "Rex", "categoryId": dogs })).await.body["id"].as_i64().unwrap();
+    let rex =
+        app.post("/pets", json!({ "name": "Rex", "categoryId": dogs })).await.body["id"].as_i64().unwrap();
     let reply = app.delete(&format!("/categories/{dogs}")).await;
     assert_eq!(reply.status, 409);
     assert_eq!(reply.code(), "category_in_use");

@@ -9,7 +9,8 @@ use crate::helpers::spawn_app;
 async fn malformed_json_and_non_objects_are_invalid_json() {
     let app = spawn_app().await;
     for body in ["{\"name\": ", "[1, 2]", "\"Rex\"", ""] {
-        let request = app.request(Method::POST, "/pets").header("content-type", "application/json").body(body);
+        let request =
+            app.request(Method::POST, "/pets").header("content-type", "application/json").body(body);
         let reply = app.send(request).await;
         assert_eq!((reply.status.as_u16(), reply.code()), (400, "invalid_json"), "body {body:?}");
     }
@@ -56,7 +57,12 @@ async fn bad_path_and_query_parameters_are_invalid_parameter() {
         "/store/inventory?belowQuantity=-2",
     ] {
         let reply = app.get(path).await;
-        assert_eq!((reply.status.as_u16(), reply.code()), (400, "invalid_parameter"), "{path}: {}", reply.body);
+        assert_eq!(
+            (reply.status.as_u16(), reply.code()),
+            (400, "invalid_parameter"),
+            "{path}: {}",
+            reply.body
+        );
     }
 }
 

@@ -20,7 +20,6 @@ pub const KEY: &str = "test-key-0123456789abcdefghijklmnop";
 pub struct TestApp {
     pub addr: SocketAddr,
     pub base_url: String,
-    pub store: Store,
     pub db_path: PathBuf,
     pub http: reqwest::Client,
     dir: TempDir,
@@ -62,7 +61,7 @@ async fn serve(db_path: &std::path::Path, clock: Clock) -> TestApp {
     let store = Store::open(db_path).unwrap();
     let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([KEY]));
     config.clock = clock;
-    let app = Application::bind(store.clone(), config).await.unwrap();
+    let app = Application::bind(store, config).await.unwrap();
     let addr = app.local_addr();
     let (tx, rx) = oneshot::channel();
     let served = tokio::spawn(async move {
@@ -75,7 +74,6 @@ async fn serve(db_path: &std::path::Path, clock: Clock) -> TestApp {
     TestApp {
         addr,
         base_url: format!("http://{addr}"),
-        store,
         db_path: db_path.to_path_buf(),
         http: reqwest::Client::new(),
         dir: tempfile::tempdir().unwrap(),
@@ -173,7 +171,8 @@ impl TestApp {
         assert_eq!(reply.status, 201, "{:?}", reply.body);
         let id = reply.body["id"].as_i64().unwrap();
         if stock > 0 {
-            let reply = self.put(&format!("/store/inventory/{id}"), serde_json::json!({ "quantity": stock })).await;
+            let reply =
+                self.put(&format!("/store/inventory/{id}"), serde_json::json!({ "quantity": stock })).await;
             assert_eq!(reply.status, 200, "{:?}", reply.body);
         }
         id

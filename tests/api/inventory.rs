@@ -30,7 +30,8 @@ async fn adjustments_keep_an_audit_trail_newest_first() {
         .await;
     assert_eq!(added.status, 200);
     assert_eq!(added.body["quantity"], 7);
-    app.post(&format!("/store/inventory/{pet}/adjustments"), json!({ "delta": -1, "reason": "broken cage" })).await;
+    app.post(&format!("/store/inventory/{pet}/adjustments"), json!({ "delta": -1, "reason": "broken cage" }))
+        .await;
 
     let trail = app.get(&format!("/store/inventory/{pet}/adjustments")).await;
     assert_eq!(trail.header("x-total-count"), "3", "the initial count is in the trail too");

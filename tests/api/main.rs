@@ -3,10 +3,14 @@
 
 mod auth;
 mod categories;
+mod concurrency;
+mod contract;
 mod deprecation;
 mod errors;
 mod helpers;
 mod inventory;
+mod migrations;
+mod model;
 mod openapi;
 mod orders;
 mod pets;

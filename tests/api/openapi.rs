@@ -35,17 +35,35 @@ fn the_document_has_the_contracts_markers() {
     assert_eq!(DOC["openapi"], "3.0.3");
     assert_eq!(DOC["info"]["title"], "Petstore API");
     assert_eq!(DOC["info"]["version"], "1.0.0");
-    let tags: Vec<&str> = DOC["tags"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let tags: Vec<&str> =
+        DOC["tags"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(tags, ["Pets", "Store"]);
-    for schema in ["PetStatus", "NewPet", "Pet", "Pets", "NewCategory", "Category", "Order", "InventoryItem", "InventoryUpdate", "Error"] {
+    for schema in [
+        "PetStatus",
+        "NewPet",
+        "Pet",
+        "Pets",
+        "NewCategory",
+        "Category",
+        "Order",
+        "InventoryItem",
+        "InventoryUpdate",
+        "Error",
+    ] {
         assert!(DOC["components"]["schemas"].get(schema).is_some(), "schema {schema}");
     }
     let get_pet = operation(&Method::GET, "/pets/{petId}").unwrap();
     assert_eq!(get_pet["deprecated"], true);
     assert_eq!(get_pet["x-deprecated-sunset"], "2027-06-30");
     assert_eq!(operation(&Method::GET, "/store/orders").unwrap()["x-hideTryItPanel"], true);
-    assert_eq!(operation(&Method::POST, "/store/inventory/{petId}/adjustments").unwrap()["x-stability"], "beta");
-    assert_eq!(operation(&Method::GET, "/store/inventory/{petId}/adjustments").unwrap()["x-stability"], "experimental");
+    assert_eq!(
+        operation(&Method::POST, "/store/inventory/{petId}/adjustments").unwrap()["x-stability"],
+        "beta"
+    );
+    assert_eq!(
+        operation(&Method::GET, "/store/inventory/{petId}/adjustments").unwrap()["x-stability"],
+        "experimental"
+    );
     assert_eq!(DOC["components"]["securitySchemes"]["bearerAuth"]["scheme"], "bearer");
 }
 

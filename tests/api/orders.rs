@@ -49,7 +49,8 @@ async fn completing_the_last_open_order_sells_the_pet() {
     assert!(done.body["shipDate"].is_string(), "completion stamps the ship date");
     assert_eq!(status_of(&app, pet).await.0, "pending", "an order is still open");
 
-    app.patch(&format!("/store/orders/{b}"), json!({ "complete": true, "shipDate": "2026-12-01T09:00:00Z" })).await;
+    app.patch(&format!("/store/orders/{b}"), json!({ "complete": true, "shipDate": "2026-12-01T09:00:00Z" }))
+        .await;
     assert_eq!(status_of(&app, pet).await.0, "sold");
     assert_eq!(app.get(&format!("/store/orders/{b}")).await.body["shipDate"], "2026-12-01T09:00:00Z");
 }
@@ -116,7 +117,10 @@ async fn orders_list_newest_first_with_filters() {
     let all = app.get("/store/orders").await;
     assert_eq!(all.header("x-total-count"), "3");
     assert_eq!(all.body[0]["id"], newest);
-    assert_eq!(app.get(&format!("/store/orders?petId={rex}&complete=false")).await.header("x-total-count"), "2");
+    assert_eq!(
+        app.get(&format!("/store/orders?petId={rex}&complete=false")).await.header("x-total-count"),
+        "2"
+    );
     assert_eq!(app.get("/store/orders?complete=true").await.header("x-total-count"), "1");
 }
 

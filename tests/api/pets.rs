@@ -22,7 +22,9 @@ async fn creating_a_pet_returns_201_with_location_and_defaults() {
 async fn the_list_filters_sorts_and_pages() {
     let app = spawn_app().await;
     let dogs = app.category("Dogs").await;
-    for (name, status) in [("bella", "available"), ("Álvaro", "pending"), ("Charlie", "sold"), ("Belle", "available")] {
+    for (name, status) in
+        [("bella", "available"), ("Álvaro", "pending"), ("Charlie", "sold"), ("Belle", "available")]
+    {
         let reply = app.post("/pets", json!({ "name": name, "status": status, "categoryId": dogs })).await;
         assert_eq!(reply.status, 201);
     }
@@ -32,7 +34,8 @@ async fn the_list_filters_sorts_and_pages() {
     assert_eq!(all.header("x-total-count"), "5");
 
     let by_name = app.get(&format!("/pets?categoryId={dogs}&sort=name")).await;
-    let names: Vec<&str> = by_name.body.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> =
+        by_name.body.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["Álvaro", "bella", "Belle", "Charlie"], "sorted ignoring case and accents");
 
     let found = app.get("/pets?q=BEL&status=available").await;
@@ -70,7 +73,8 @@ async fn put_replaces_and_patch_changes_only_what_it_names() {
     let cats = app.category("Cats").await;
     let id = app.pet_with_stock("Tom", 0).await;
 
-    let patched = app.patch(&format!("/pets/{id}"), json!({ "categoryId": cats, "description": "Grey tabby" })).await;
+    let patched =
+        app.patch(&format!("/pets/{id}"), json!({ "categoryId": cats, "description": "Grey tabby" })).await;
     assert_eq!(patched.status, 200);
     assert_eq!(patched.body["name"], "Tom");
     assert_eq!(patched.body["categoryId"], cats);
@@ -112,7 +116,8 @@ async fn unknown_category_is_an_invalid_reference() {
 #[tokio::test]
 async fn a_client_cannot_set_the_id() {
     let app = spawn_app().await;
-    let reply = app.send(app.request(Method::POST, "/pets").json(&json!({ "id": 7, "name": "Sneaky" }))).await;
+    let reply =
+        app.send(app.request(Method::POST, "/pets").json(&json!({ "id": 7, "name": "Sneaky" }))).await;
     assert_eq!(reply.status, 400);
     assert_eq!(reply.code(), "validation_failed");
     assert!(reply.body["message"].as_str().unwrap().contains("id"));

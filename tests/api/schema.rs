@@ -84,7 +84,8 @@ fn validate(schema: &Value, body: &Value, context: &str) {
             .build(&root)
             .expect("a schema that compiles")
     });
-    let errors: Vec<String> = validator.iter_errors(body).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    let errors: Vec<String> =
+        validator.iter_errors(body).map(|e| format!("{} at {}", e, e.instance_path())).collect();
     assert!(errors.is_empty(), "{context}: body does not match the documented schema: {errors:?}\n{body}");
 }
 

@@ -1,1 +1,26 @@
-fn main() {}
+//! `petstore-server`: the Petstore core, headless. A thin shell over the library: parse the
+//! command line, set up logging, run one command, and turn failures into one clear line.
+
+mod cli;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let args = cli::Args::parse();
+    cli::init_logging(args.log_format);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => return fail(&format!("cannot start the async runtime: {e}")),
+    };
+    match runtime.block_on(cli::run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => fail(&message),
+    }
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("petstore-server: error: {message}");
+    ExitCode::FAILURE
+}

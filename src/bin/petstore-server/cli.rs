@@ -1,0 +1,165 @@
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use petstore::api::KeyRing;
+use petstore::server::{Application, DEFAULT_LISTEN, ServerConfig, shutdown_signal};
+use petstore::{Store, api_key, store};
+
+/// The Petstore REST API over a SQLite database, without the desktop app.
+#[derive(Debug, Parser)]
+#[command(name = "petstore-server", version, about)]
+pub struct Args {
+    /// The database file (created if missing). Default: petstore.db in the platform's data
+    /// directory.
+    #[arg(long, global = true, env = "PETSTORE_DB")]
+    db: Option<PathBuf>,
+
+    /// Log as human-readable text or as JSON lines for machines.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the API (the default when no command is given).
+    Serve(ServeArgs),
+    /// Print the API key clients must send (creating it at first use).
+    Key,
+    /// Fill the database with realistic demo data.
+    Seed {
+        /// How many pets to add.
+        #[arg(long, default_value_t = 1000)]
+        pets: u64,
+    },
+    /// Write a consistent copy of the database while it may be in use.
+    Backup {
+        /// The file to create; it must not exist yet.
+        #[arg(long)]
+        to: PathBuf,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Address to listen on. Anything but a loopback address exposes the API to the network.
+    #[arg(long, default_value = DEFAULT_LISTEN, env = "PETSTORE_LISTEN")]
+    listen: SocketAddr,
+
+    /// A host name (besides localhost) clients may use to reach this server. Repeatable.
+    #[arg(long = "allowed-host")]
+    allowed_hosts: Vec<String>,
+}
+
+impl Default for ServeArgs {
+    fn default() -> Self {
+        Self { listen: DEFAULT_LISTEN.parse().expect("a valid default"), allowed_hosts: Vec::new() }
+    }
+}
+
+pub fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+pub async fn run(args: Args) -> Result<(), String> {
+    let db = database_path(args.db)?;
+    match args.command.unwrap_or(Command::Serve(ServeArgs::default())) {
+        Command::Serve(serve_args) => serve(&db, serve_args).await,
+        Command::Key => {
+            println!("{}", key_for(&db)?.0);
+            Ok(())
+        }
+        Command::Seed { pets } => seed(&db, pets).await,
+        Command::Backup { to } => backup(&db, &to).await,
+    }
+}
+
+/// `--db`, or the platform data directory (created on first use).
+fn database_path(given: Option<PathBuf>) -> Result<PathBuf, String> {
+    if let Some(path) = given {
+        return Ok(path);
+    }
+    let dir =
+        dirs::data_dir().ok_or("this system has no data directory; pass --db PATH")?.join("petstore-server");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    Ok(dir.join("petstore.db"))
+}
+
+/// The key the server accepts and where it comes from: `PETSTORE_API_KEY`, else the key
+/// file beside the database.
+fn key_for(db: &Path) -> Result<(String, String), String> {
+    if let Ok(key) = std::env::var("PETSTORE_API_KEY") {
+        let key = api_key::from_operator(&key).map_err(|e| format!("PETSTORE_API_KEY: {e}"))?;
+        return Ok((key.to_owned(), "the PETSTORE_API_KEY environment variable".into()));
+    }
+    let file = api_key::key_file_for(db);
+    let key = api_key::load_or_create(&file).map_err(|e| e.to_string())?;
+    Ok((key, format!("the key file {}", file.display())))
+}
+
+fn open(db: &Path) -> Result<Store, String> {
+    Store::open(db).map_err(|e| e.to_string())
+}
+
+async fn serve(db: &Path, args: ServeArgs) -> Result<(), String> {
+    let store = open(db)?;
+    let (key, source) = key_for(db)?;
+    let mut config = ServerConfig::new(args.listen, KeyRing::from_secrets([key.as_str()]));
+    config.allowed_hosts = args.allowed_hosts;
+    let app = Application::bind(store, config).await.map_err(|e| e.to_string())?;
+    tracing::info!(database = %db.display(), "API key is in {source}");
+    println!("Petstore API on http://{} (database {}, key in {source})", app.local_addr(), db.display());
+    app.run_until(shutdown_signal()).await.map_err(|e| e.to_string())
+}
+
+async fn seed(db: &Path, pets: u64) -> Result<(), String> {
+    let store = open(db)?;
+    let bar = ProgressBar::new(pets).with_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {human_pos}/{human_len} pets ({per_sec}, {eta} left)")
+            .expect("a valid template")
+            .progress_chars("=> "),
+    );
+    bar.set_message("seeding");
+    let started = Instant::now();
+    let progress = bar.clone();
+    let report = store
+        .with_writer(move |conn| store::seed::seed(conn, pets, |done| progress.set_position(done)))
+        .await
+        .map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    println!(
+        "Added {} pets in {} categories to {} in {:.1} s",
+        report.pets,
+        report.categories,
+        db.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+async fn backup(db: &Path, to: &Path) -> Result<(), String> {
+    if !db.exists() {
+        return Err(format!("the database {} does not exist", db.display()));
+    }
+    let store = open(db)?;
+    store.backup(to).await.map_err(|e| e.to_string())?;
+    println!("Backed up {} to {}", db.display(), to.display());
+    Ok(())
+}

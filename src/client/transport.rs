@@ -1,0 +1,158 @@
+//! One request and its answer. Every call goes through [`Client::exchange`], which sends
+//! the key, reads the body within the size limit and turns any failure into the core
+//! [`Error`]; the [`Answer`] then decodes the body into what the operation returns.
+
+use reqwest::Method;
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, LOCATION};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::Client;
+use super::base_url::BaseUrl;
+use super::errors::{self, Call};
+use crate::domain::Paged;
+use crate::error::{Error, Result};
+
+/// A successful (2xx) answer, body read in full.
+pub(super) struct Answer {
+    base: BaseUrl,
+    method: Method,
+    path: String,
+    headers: HeaderMap,
+    body: Vec<u8>,
+}
+
+impl Client {
+    /// Sends a request without a body.
+    pub(super) async fn send(
+        &self,
+        method: Method,
+        segments: &[&str],
+        query: &[(&str, String)],
+    ) -> Result<Answer> {
+        self.exchange(method, segments, query, None).await
+    }
+
+    /// Sends `body` as JSON.
+    pub(super) async fn send_json<B: Serialize>(
+        &self,
+        method: Method,
+        segments: &[&str],
+        body: &B,
+    ) -> Result<Answer> {
+        let json = serde_json::to_vec(body).map_err(Error::internal)?;
+        self.exchange(method, segments, &[], Some(json)).await
+    }
+
+    async fn exchange(
+        &self,
+        method: Method,
+        segments: &[&str],
+        query: &[(&str, String)],
+        body: Option<Vec<u8>>,
+    ) -> Result<Answer> {
+        let url = self.base.join(segments);
+        let path = url.path().to_owned();
+        let call = Call { base: &self.base, method: &method, path: &path };
+        let transport = |e: reqwest::Error| {
+            errors::transport(&call, &e, self.config.connect_timeout, self.config.request_timeout)
+        };
+
+        let mut request = self
+            .http
+            .request(method.clone(), url)
+            .header(AUTHORIZATION, self.authorization.clone())
+            .header(ACCEPT, "application/json");
+        if !query.is_empty() {
+            request = request.query(query);
+        }
+        if let Some(body) = body {
+            request = request.header(CONTENT_TYPE, "application/json").body(body);
+        }
+        let mut response = request.send().await.map_err(transport)?;
+        let status = response.status();
+        // The path only: a log line never carries the query, let alone the key.
+        tracing::debug!(%method, path, status = status.as_u16(), "petstore client request");
+
+        if status.is_redirection() {
+            let location = response.headers().get(LOCATION).and_then(|v| v.to_str().ok());
+            return Err(errors::redirect(&call, status, location));
+        }
+        // Refuse early when the server announces too much (Content-Length), and count
+        // anyway, since a chunked body announces nothing.
+        let limit = self.config.max_response_bytes;
+        if let Some(length) = response.content_length().filter(|&length| length > limit) {
+            return Err(call.bad_response(format_args!(
+                "a body of {length} bytes, over the {} limit",
+                errors::size(limit)
+            )));
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(transport)? {
+            if (body.len() + chunk.len()) as u64 > limit {
+                return Err(call.bad_response(format_args!("a body over the {} limit", errors::size(limit))));
+            }
+            body.extend_from_slice(&chunk);
+        }
+
+        let headers = response.headers().clone();
+        if !status.is_success() {
+            let content_type = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok());
+            return Err(errors::status(&call, status, content_type, &body));
+        }
+        Ok(Answer { base: self.base.clone(), method, path, headers, body })
+    }
+}
+
+impl Answer {
+    fn call(&self) -> Call<'_> {
+        Call { base: &self.base, method: &self.method, path: &self.path }
+    }
+
+    /// The body as the operation's JSON type, naming what did not fit.
+    pub(super) fn json<T: DeserializeOwned>(&self) -> Result<T> {
+        let content_type = self.headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        if let Some(t) = content_type.filter(|t| !is_json(t)) {
+            let what =
+                if t.starts_with("text/html") { "an HTML page".to_owned() } else { format!("a {t} body") };
+            return Err(self.call().bad_response(format_args!("{what} instead of JSON")));
+        }
+        if self.body.is_empty() {
+            return Err(self.call().bad_response("an empty body instead of JSON"));
+        }
+        let mut deserializer = serde_json::Deserializer::from_slice(&self.body);
+        serde_path_to_error::deserialize(&mut deserializer).map_err(|e| {
+            let at = e.path().to_string();
+            let inner = e.into_inner();
+            if inner.is_syntax() || inner.is_eof() {
+                self.call().bad_response(format_args!("a body that is not valid JSON ({inner})"))
+            } else {
+                self.call()
+                    .bad_response(format_args!("JSON of another shape than expected (at {at}: {inner})"))
+            }
+        })
+    }
+
+    /// A list page: the JSON array and the `X-Total-Count` header.
+    pub(super) fn paged<T: DeserializeOwned>(&self) -> Result<Paged<T>> {
+        let items = self.json()?;
+        let total = self
+            .headers
+            .get("x-total-count")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .ok_or_else(|| self.call().bad_response("a list without a valid X-Total-Count header"))?;
+        Ok(Paged { items, total })
+    }
+}
+
+fn is_json(content_type: &str) -> bool {
+    let essence = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    essence == "application/json" || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// `limit` and `offset` of a list request.
+pub(super) fn paging(query: &mut Vec<(&'static str, String)>, page: crate::domain::Page) {
+    query.push(("limit", page.limit().to_string()));
+    query.push(("offset", page.offset().to_string()));
+}

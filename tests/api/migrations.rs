@@ -1,0 +1,46 @@
+use petstore::Store;
+use petstore::store::{OpenError, SCHEMA_VERSION, migrations};
+
+#[test]
+fn migrations_are_valid() {
+    migrations().validate().unwrap();
+}
+
+#[test]
+fn a_new_database_is_at_the_latest_schema_in_wal_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.db");
+    drop(Store::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let version: usize =
+        conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)).unwrap() as usize;
+    assert_eq!(version, SCHEMA_VERSION);
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn a_database_from_a_newer_version_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("future.db");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch("CREATE TABLE future (x); PRAGMA user_version = 99;").unwrap();
+    }
+    let before = std::fs::read(&path).unwrap();
+
+    let error = Store::open(&path).err().expect("a newer schema is refused");
+    assert!(matches!(error, OpenError::NewerSchema { found: 99, .. }), "{error}");
+    assert!(error.to_string().contains("newer"), "{error}");
+    assert_eq!(std::fs::read(&path).unwrap(), before, "not one byte changed");
+    assert!(!dir.path().join("future.db-wal").exists(), "no WAL was started");
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("notes.db");
+    std::fs::write(&path, "shopping list: kibble, hay").unwrap();
+    let error = Store::open(&path).err().unwrap();
+    assert!(matches!(error, OpenError::NotADatabase { .. }), "{error}");
+}
