@@ -3,6 +3,7 @@
 
 mod auth;
 mod categories;
+mod cli;
 mod concurrency;
 mod contract;
 mod deprecation;
