@@ -2,35 +2,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{AdjustmentId, PetId, PetStatus, Reason, Timestamp};
 
-/// A pet's stock: 0..=1000000.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "i64", into = "i64")]
-pub struct StockLevel(i64);
-
-impl StockLevel {
-    pub const MAX: i64 = 1_000_000;
-
-    pub fn get(self) -> i64 {
-        self.0
-    }
-}
-
-impl TryFrom<i64> for StockLevel {
-    type Error = String;
-
-    fn try_from(v: i64) -> Result<Self, String> {
-        if (0..=Self::MAX).contains(&v) {
-            Ok(Self(v))
-        } else {
-            Err(format!("quantity must be between 0 and {}, got {v}", Self::MAX))
-        }
-    }
-}
-
-impl From<StockLevel> for i64 {
-    fn from(q: StockLevel) -> i64 {
-        q.0
-    }
+bounded_int! {
+    /// A pet's stock.
+    StockLevel, "quantity", 0..=1_000_000
 }
 
 /// A relative stock change: non-zero and no larger than the whole stock range.

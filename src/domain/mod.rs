@@ -1,6 +1,8 @@
 //! Domain types of the contract. Request types parse their input while deserializing, so
 //! a `NewPet` that exists is a valid one; response types are plain data.
 
+#[macro_use]
+mod bounded;
 mod category;
 mod ids;
 mod inventory;

@@ -2,40 +2,14 @@ use serde::{Deserialize, Serialize};
 
 use super::{OrderId, PetId, Timestamp, double_option};
 
-/// How many of a pet one order takes: 1..=10000.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "i64", into = "i64")]
-pub struct Quantity(i64);
-
-impl Quantity {
-    pub const MAX: i64 = 10_000;
-
-    pub fn get(self) -> i64 {
-        self.0
-    }
+bounded_int! {
+    /// How many of a pet one order takes.
+    Quantity, "quantity", 1..=10_000
 }
 
 impl Default for Quantity {
     fn default() -> Self {
         Self(1)
-    }
-}
-
-impl TryFrom<i64> for Quantity {
-    type Error = String;
-
-    fn try_from(v: i64) -> Result<Self, String> {
-        if (1..=Self::MAX).contains(&v) {
-            Ok(Self(v))
-        } else {
-            Err(format!("quantity must be between 1 and {}, got {v}", Self::MAX))
-        }
-    }
-}
-
-impl From<Quantity> for i64 {
-    fn from(q: Quantity) -> i64 {
-        q.0
     }
 }
 

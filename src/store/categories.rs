@@ -1,11 +1,11 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use super::query::Filter;
 use crate::domain::{Category, CategoryId, NewCategory, Page, Paged, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
-const SELECT: &str = "SELECT c.id, c.name, c.description,
-        (SELECT count(*) FROM pets p WHERE p.category_id = c.id), c.created_at
-    FROM categories c";
+const COLUMNS: &str = "c.id, c.name, c.description,
+    (SELECT count(*) FROM pets p WHERE p.category_id = c.id), c.created_at";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Category> {
     Ok(Category {
@@ -18,16 +18,11 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Category> {
 }
 
 pub(super) fn list(conn: &Connection, page: Page) -> Result<Paged<Category>> {
-    let total: i64 = conn.query_row("SELECT count(*) FROM categories", [], |r| r.get(0))?;
-    let items = conn
-        .prepare_cached(&format!("{SELECT} ORDER BY c.name_folded, c.id LIMIT ?1 OFFSET ?2"))?
-        .query_map([page.limit(), page.offset()], from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(Paged { items, total: total as u64 })
+    Filter::default().page(conn, (COLUMNS, "categories c"), "c.name_folded, c.id", page, from_row)
 }
 
 pub(super) fn get(conn: &Connection, id: CategoryId) -> Result<Category> {
-    conn.prepare_cached(&format!("{SELECT} WHERE c.id = ?1"))?
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM categories c WHERE c.id = ?1"))?
         .query_row([id], from_row)
         .optional()?
         .ok_or_else(|| Error::not_found(CategoryId::WHAT, id.get()))

@@ -1,5 +1,5 @@
 use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::query::Filter;
 use super::status_rules::{StockEvent, set_stock, stock_row};
@@ -34,21 +34,7 @@ pub(super) fn list(conn: &Connection, filter: &InventoryFilter, page: Page) -> R
     if let Some(below) = filter.below_quantity {
         w.and("stock < ?", [Value::Integer(below)]);
     }
-    let where_sql = w.sql();
-    let total: i64 = conn.query_row(
-        &format!("SELECT count(*) FROM pets {where_sql}"),
-        params_from_iter(&w.params),
-        |r| r.get(0),
-    )?;
-    let items = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM pets {where_sql} ORDER BY stock, id LIMIT {} OFFSET {}",
-            page.limit(),
-            page.offset()
-        ))?
-        .query_map(params_from_iter(&w.params), from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(Paged { items, total: total as u64 })
+    w.page(conn, (COLUMNS, "pets"), "stock, id", page, from_row)
 }
 
 pub(super) fn get(conn: &Connection, pet: PetId) -> Result<InventoryItem> {
@@ -106,23 +92,17 @@ fn record(conn: &Connection, pet: PetId, delta: i64, reason: &str, after: i64) -
 
 pub(super) fn adjustments(conn: &Connection, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
     get(conn, pet)?;
-    let total: i64 =
-        conn.query_row("SELECT count(*) FROM inventory_adjustments WHERE pet_id = ?1", [pet], |r| r.get(0))?;
-    let items = conn
-        .prepare_cached(
-            "SELECT id, pet_id, delta, reason, quantity_after, created_at FROM inventory_adjustments
-             WHERE pet_id = ?1 ORDER BY id DESC LIMIT ?2 OFFSET ?3",
-        )?
-        .query_map(params![pet, page.limit(), page.offset()], |r| {
-            Ok(InventoryAdjustment {
-                id: r.get(0)?,
-                pet_id: r.get(1)?,
-                delta: r.get(2)?,
-                reason: r.get(3)?,
-                quantity_after: r.get(4)?,
-                created_at: r.get(5)?,
-            })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(Paged { items, total: total as u64 })
+    let mut w = Filter::default();
+    w.and("pet_id = ?", [Value::Integer(pet.get())]);
+    let columns = "id, pet_id, delta, reason, quantity_after, created_at";
+    w.page(conn, (columns, "inventory_adjustments"), "id DESC", page, |r| {
+        Ok(InventoryAdjustment {
+            id: r.get(0)?,
+            pet_id: r.get(1)?,
+            delta: r.get(2)?,
+            reason: r.get(3)?,
+            quantity_after: r.get(4)?,
+            created_at: r.get(5)?,
+        })
+    })
 }

@@ -1,5 +1,5 @@
 use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::query::Filter;
 use super::status_rules::{StockEvent, set_stock, stock_row};
@@ -29,21 +29,7 @@ pub(super) fn list(conn: &Connection, filter: &OrderFilter, page: Page) -> Resul
     if let Some(complete) = filter.complete {
         w.and("complete = ?", [Value::Integer(complete.into())]);
     }
-    let where_sql = w.sql();
-    let total: i64 = conn.query_row(
-        &format!("SELECT count(*) FROM orders {where_sql}"),
-        params_from_iter(&w.params),
-        |r| r.get(0),
-    )?;
-    let items = conn
-        .prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM orders {where_sql} ORDER BY id DESC LIMIT {} OFFSET {}",
-            page.limit(),
-            page.offset()
-        ))?
-        .query_map(params_from_iter(&w.params), from_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(Paged { items, total: total as u64 })
+    w.page(conn, (COLUMNS, "orders"), "id DESC", page, from_row)
 }
 
 pub(super) fn get(conn: &Connection, id: OrderId) -> Result<Order> {

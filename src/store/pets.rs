@@ -1,5 +1,5 @@
 use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::categories;
 use super::query::{Filter, like_contains};
@@ -43,20 +43,7 @@ pub(super) fn list(conn: &Connection, filter: &PetFilter, page: Page) -> Result<
         PetSort::Name => "name_folded, id",
         PetSort::NameDesc => "name_folded DESC, id DESC",
     };
-    let where_sql = w.sql();
-    let total: i64 = conn.query_row(
-        &format!("SELECT count(*) FROM pets {where_sql}"),
-        params_from_iter(&w.params),
-        |r| r.get(0),
-    )?;
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLUMNS} FROM pets {where_sql} ORDER BY {order} LIMIT {} OFFSET {}",
-        page.limit(),
-        page.offset()
-    ))?;
-    let items =
-        stmt.query_map(params_from_iter(&w.params), from_row)?.collect::<rusqlite::Result<Vec<_>>>()?;
-    Ok(Paged { items, total: total as u64 })
+    w.page(conn, (COLUMNS, "pets"), order, page, from_row)
 }
 
 pub(super) fn find(conn: &Connection, id: PetId) -> Result<Option<Pet>> {

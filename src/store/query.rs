@@ -2,6 +2,10 @@
 //! parameters (never spliced into SQL).
 
 use rusqlite::types::Value;
+use rusqlite::{Connection, Row, params_from_iter};
+
+use crate::domain::{Page, Paged};
+use crate::error::Result;
 
 #[derive(Default)]
 pub(super) struct Filter {
@@ -26,7 +30,34 @@ impl Filter {
         self.and(&format!("{column} IN ({marks})"), values);
     }
 
-    pub fn sql(&self) -> String {
+    /// One page of `SELECT {columns} FROM {from}` under this filter, in `order`, with the
+    /// count of all matching rows (the `X-Total-Count`).
+    pub fn page<T>(
+        &self,
+        conn: &Connection,
+        (columns, from): (&str, &str),
+        order: &str,
+        page: Page,
+        row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Paged<T>> {
+        let where_sql = self.sql();
+        let total: i64 = conn.query_row(
+            &format!("SELECT count(*) FROM {from} {where_sql}"),
+            params_from_iter(&self.params),
+            |r| r.get(0),
+        )?;
+        let items = conn
+            .prepare_cached(&format!(
+                "SELECT {columns} FROM {from} {where_sql} ORDER BY {order} LIMIT {} OFFSET {}",
+                page.limit(),
+                page.offset()
+            ))?
+            .query_map(params_from_iter(&self.params), row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(Paged { items, total: total as u64 })
+    }
+
+    fn sql(&self) -> String {
         if self.clauses.is_empty() { String::new() } else { format!("WHERE {}", self.clauses.join(" AND ")) }
     }
 }
