@@ -99,3 +99,60 @@ async fn errors_as_json(req: Request, next: Next) -> Response {
     let (_, body) = replacement.into_parts();
     Response::from_parts(parts, Body::new(body))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use axum::routing::get;
+    use tower::ServiceExt;
+
+    use super::*;
+    use crate::api::{HostPolicy, KeyRing};
+    use crate::clock::Clock;
+    use crate::store::Store;
+
+    /// The real middleware around two misbehaving handlers.
+    fn app(dir: &tempfile::TempDir) -> Router {
+        let state = AppState {
+            store: Store::open(dir.path().join("m.db")).unwrap(),
+            keys: KeyRing::from_secrets(["k"]),
+            hosts: Arc::new(HostPolicy::new(80, &[])),
+            clock: Clock::system(),
+        };
+        let routes = Router::new()
+            .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await }))
+            .route("/panic", get(panics));
+        apply(routes, state.clone(), Duration::from_millis(50)).with_state(state)
+    }
+
+    async fn panics() -> StatusCode {
+        panic!("a bug")
+    }
+
+    async fn call(app: Router, path: &str) -> (StatusCode, serde_json::Value) {
+        let request = Request::get(path).header("host", "localhost").body(Body::empty()).unwrap();
+        let response = app.oneshot(request).await.unwrap();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 16).await.unwrap();
+        (status, serde_json::from_slice(&bytes).unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_request_that_takes_too_long_is_a_408_error_object() {
+        let dir = tempfile::tempdir().unwrap();
+        let (status, body) = call(app(&dir), "/slow").await;
+        assert_eq!(status, StatusCode::REQUEST_TIMEOUT);
+        assert_eq!(body["code"], "request_timeout");
+        assert_eq!(body["status"], 408);
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_is_a_500_error_object_without_details() {
+        let dir = tempfile::tempdir().unwrap();
+        let (status, body) = call(app(&dir), "/panic").await;
+        assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(body["code"], "internal");
+        assert!(!body["message"].as_str().unwrap().contains("a bug"));
+    }
+}
