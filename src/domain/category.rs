@@ -3,6 +3,7 @@ use serde::{Deserialize, Serialize};
 use super::{CategoryId, Description, Name, Timestamp};
 
 /// Body of `POST /categories` and `PUT /categories/{categoryId}`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewCategory {
@@ -11,6 +12,7 @@ pub struct NewCategory {
     pub description: Option<Description>,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Category {

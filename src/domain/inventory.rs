@@ -39,6 +39,7 @@ impl From<Delta> for i64 {
 }
 
 /// Body of `PUT /store/inventory/{petId}`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InventoryUpdate {
@@ -46,6 +47,7 @@ pub struct InventoryUpdate {
 }
 
 /// Body of `POST /store/inventory/{petId}/adjustments`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewInventoryAdjustment {
@@ -53,6 +55,7 @@ pub struct NewInventoryAdjustment {
     pub reason: Reason,
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InventoryItem {
@@ -64,6 +67,7 @@ pub struct InventoryItem {
 }
 
 /// One entry of a pet's stock audit trail.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct InventoryAdjustment {

@@ -24,6 +24,31 @@ pub use pet::{NewPet, Pet, PetFilter, PetPatch, PetSort, PetStatus};
 pub use text::{Description, Name, Reason};
 pub use time::Timestamp;
 
+/// The validated newtypes are a plain number or string on the wire, and so in TypeScript.
+/// Written by hand because deriving would trip over their `serde(try_from)`.
+#[cfg(feature = "ts")]
+macro_rules! ts_as {
+    ($($ty:ty => $ts:literal),* $(,)?) => {$(
+        impl ts_rs::TS for $ty {
+            type WithoutGenerics = Self;
+            type OptionInnerType = Self;
+            fn name(_: &ts_rs::Config) -> String {
+                $ts.into()
+            }
+            fn inline(cfg: &ts_rs::Config) -> String {
+                Self::name(cfg)
+            }
+        }
+    )*};
+}
+
+#[cfg(feature = "ts")]
+ts_as! {
+    PetId => "number", CategoryId => "number", OrderId => "number", AdjustmentId => "number",
+    Quantity => "number", StockLevel => "number", Delta => "number",
+    Name => "string", Reason => "string", Description => "string", Timestamp => "string",
+}
+
 /// Deserializes a field that distinguishes "absent" (outer `None`, via `#[serde(default)]`)
 /// from "explicitly null" (`Some(None)`), which PATCH needs to clear a value.
 pub(crate) fn double_option<'de, T, D>(d: D) -> Result<Option<Option<T>>, D::Error>

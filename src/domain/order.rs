@@ -15,6 +15,7 @@ impl Default for Quantity {
 
 /// Body of `POST /store/orders`. `complete: true` is a counter sale: placed and completed
 /// in one step.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewOrder {
@@ -28,6 +29,7 @@ pub struct NewOrder {
 }
 
 /// Body of `PATCH /store/orders/{orderId}`.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OrderPatch {
@@ -45,6 +47,7 @@ impl OrderPatch {
     }
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Order {

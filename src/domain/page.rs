@@ -44,6 +44,7 @@ impl Default for Page {
 }
 
 /// One page of a list and how many items the whole list holds.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Paged<T> {
     pub items: Vec<T>,

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{CategoryId, Description, Name, PetId, Timestamp, double_option};
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PetStatus {
@@ -57,6 +58,7 @@ impl rusqlite::types::FromSql for PetStatus {
 
 /// Body of `POST /pets` and `PUT /pets/{petId}` (a full replacement: what is left out
 /// takes its default).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewPet {
@@ -71,6 +73,7 @@ pub struct NewPet {
 
 /// Body of `PATCH /pets/{petId}`: absent fields stay as they are; `null` clears the
 /// category or the description.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PetPatch {
@@ -90,6 +93,7 @@ impl PetPatch {
     }
 }
 
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Pet {

@@ -26,6 +26,7 @@ use crate::error::{Error, Result};
 
 /// Which kind of data a committed write changed; the desktop app turns it into an event so
 /// an open window refreshes what it shows.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Change {

@@ -1,0 +1,34 @@
+use petstore::domain::{Category, CategoryId, NewCategory, Paged};
+use tauri::State;
+
+use super::PageQuery;
+use crate::error::CommandResult;
+use crate::shell::Shell;
+
+#[tauri::command]
+pub async fn list_categories(
+    shell: State<'_, Shell>,
+    page: Option<PageQuery>,
+) -> CommandResult<Paged<Category>> {
+    let page = page.unwrap_or_default().parse()?;
+    Ok(shell.current().list_categories(page).await?)
+}
+
+#[tauri::command]
+pub async fn create_category(shell: State<'_, Shell>, category: NewCategory) -> CommandResult<Category> {
+    Ok(shell.current().create_category(category).await?)
+}
+
+#[tauri::command]
+pub async fn replace_category(
+    shell: State<'_, Shell>,
+    id: CategoryId,
+    category: NewCategory,
+) -> CommandResult<Category> {
+    Ok(shell.current().replace_category(id, category).await?)
+}
+
+#[tauri::command]
+pub async fn delete_category(shell: State<'_, Shell>, id: CategoryId) -> CommandResult<()> {
+    Ok(shell.current().delete_category(id).await?)
+}

@@ -1,0 +1,61 @@
+//! The commands the UI calls, one module per area. Each is thin: parse its arguments,
+//! call one operation of the active backend, hand back the result or the error object.
+
+pub mod categories;
+pub mod inventory;
+pub mod orders;
+pub mod pets;
+pub mod settings;
+
+use petstore::domain::Page;
+use serde::Deserialize;
+use tauri::{Runtime, ipc::Invoke};
+
+use crate::error::CommandResult;
+
+/// Paging as the UI sends it; both fields optional.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PageQuery {
+    #[serde(default)]
+    pub limit: Option<u32>,
+    #[serde(default)]
+    pub offset: Option<u32>,
+}
+
+impl PageQuery {
+    pub fn parse(&self) -> CommandResult<Page> {
+        Ok(Page::new(self.limit.unwrap_or(Page::DEFAULT_LIMIT), self.offset.unwrap_or(0))?)
+    }
+}
+
+pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'static {
+    tauri::generate_handler![
+        pets::list_pets,
+        pets::create_pet,
+        pets::get_pet,
+        pets::replace_pet,
+        pets::update_pet,
+        pets::delete_pet,
+        categories::list_categories,
+        categories::create_category,
+        categories::replace_category,
+        categories::delete_category,
+        orders::list_orders,
+        orders::place_order,
+        orders::update_order,
+        orders::cancel_order,
+        inventory::list_inventory,
+        inventory::get_inventory,
+        inventory::set_inventory,
+        inventory::adjust_inventory,
+        inventory::list_adjustments,
+        settings::get_settings,
+        settings::save_settings,
+        settings::test_connection,
+        settings::get_status,
+        settings::get_local_api_key,
+        settings::regenerate_local_api_key,
+    ]
+}

@@ -1,0 +1,43 @@
+use petstore::domain::{NewOrder, Order, OrderFilter, OrderId, OrderPatch, Paged, PetId};
+use serde::Deserialize;
+use tauri::State;
+
+use super::PageQuery;
+use crate::error::CommandResult;
+use crate::shell::Shell;
+
+/// The Orders screen's filters: open or completed, one pet, and the page.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OrderQuery {
+    #[serde(default)]
+    pub pet_id: Option<PetId>,
+    #[serde(default)]
+    pub complete: Option<bool>,
+    #[serde(flatten)]
+    pub page: PageQuery,
+}
+
+#[tauri::command]
+pub async fn list_orders(shell: State<'_, Shell>, query: OrderQuery) -> CommandResult<Paged<Order>> {
+    let filter = OrderFilter { pet_id: query.pet_id, complete: query.complete };
+    Ok(shell.current().list_orders(filter, query.page.parse()?).await?)
+}
+
+/// Places an order; with `complete: true` it is a counter sale.
+#[tauri::command]
+pub async fn place_order(shell: State<'_, Shell>, order: NewOrder) -> CommandResult<Order> {
+    Ok(shell.current().place_order(order).await?)
+}
+
+/// Changes an open order's quantity or ship date, or completes it.
+#[tauri::command]
+pub async fn update_order(shell: State<'_, Shell>, id: OrderId, patch: OrderPatch) -> CommandResult<Order> {
+    Ok(shell.current().update_order(id, patch).await?)
+}
+
+#[tauri::command]
+pub async fn cancel_order(shell: State<'_, Shell>, id: OrderId) -> CommandResult<()> {
+    Ok(shell.current().cancel_order(id).await?)
+}

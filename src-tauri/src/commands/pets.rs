@@ -1,0 +1,82 @@
+use petstore::domain::{
+    CategoryId, Name, NewPet, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, PetStatus,
+};
+use serde::Deserialize;
+use tauri::State;
+
+use super::PageQuery;
+use crate::error::{CommandError, CommandResult};
+use crate::shell::Shell;
+
+/// The Pets screen's filters: category, status chips, name search, sort and page.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PetQuery {
+    #[serde(default)]
+    pub statuses: Vec<PetStatus>,
+    #[serde(default)]
+    pub category_id: Option<CategoryId>,
+    /// Part of the name; blank means no search.
+    #[serde(default)]
+    pub q: Option<String>,
+    #[serde(default)]
+    pub ids: Vec<PetId>,
+    /// `name`, `-name`, `id` or `-id`.
+    #[serde(default)]
+    pub sort: Option<String>,
+    #[serde(flatten)]
+    pub page: PageQuery,
+}
+
+impl PetQuery {
+    fn parse(self) -> CommandResult<(PetFilter, petstore::domain::Page)> {
+        let name_contains = match self.q.as_deref().map(str::trim).filter(|q| !q.is_empty()) {
+            Some(q) => Some(Name::parse(q).map_err(CommandError::validation)?),
+            None => None,
+        };
+        let sort = match self.sort.as_deref() {
+            Some(sort) => sort.parse().map_err(CommandError::validation)?,
+            None => PetSort::default(),
+        };
+        let filter = PetFilter {
+            statuses: self.statuses,
+            category_id: self.category_id,
+            name_contains,
+            ids: self.ids,
+            sort,
+        };
+        Ok((filter, self.page.parse()?))
+    }
+}
+
+#[tauri::command]
+pub async fn list_pets(shell: State<'_, Shell>, query: PetQuery) -> CommandResult<Paged<Pet>> {
+    let (filter, page) = query.parse()?;
+    Ok(shell.current().list_pets(filter, page).await?)
+}
+
+#[tauri::command]
+pub async fn create_pet(shell: State<'_, Shell>, pet: NewPet) -> CommandResult<Pet> {
+    Ok(shell.current().create_pet(pet).await?)
+}
+
+#[tauri::command]
+pub async fn get_pet(shell: State<'_, Shell>, id: PetId) -> CommandResult<Pet> {
+    Ok(shell.current().get_pet(id).await?)
+}
+
+#[tauri::command]
+pub async fn replace_pet(shell: State<'_, Shell>, id: PetId, pet: NewPet) -> CommandResult<Pet> {
+    Ok(shell.current().replace_pet(id, pet).await?)
+}
+
+#[tauri::command]
+pub async fn update_pet(shell: State<'_, Shell>, id: PetId, patch: PetPatch) -> CommandResult<Pet> {
+    Ok(shell.current().update_pet(id, patch).await?)
+}
+
+#[tauri::command]
+pub async fn delete_pet(shell: State<'_, Shell>, id: PetId) -> CommandResult<()> {
+    Ok(shell.current().delete_pet(id).await?)
+}

@@ -1,0 +1,54 @@
+use tauri::{AppHandle, Runtime, State};
+
+use crate::error::{CommandError, CommandResult};
+use crate::settings::{SettingsInput, SettingsView};
+use crate::shell::{ConnectionReport, Shell, Status};
+
+#[tauri::command]
+pub fn get_settings(shell: State<'_, Shell>) -> SettingsView {
+    shell.settings()
+}
+
+/// Saves and applies the settings: switches the backend and restarts the local API as
+/// needed, without restarting the app.
+#[tauri::command]
+pub async fn save_settings<R: Runtime>(
+    app: AppHandle<R>,
+    shell: State<'_, Shell>,
+    settings: SettingsInput,
+) -> CommandResult<SettingsView> {
+    shell.save_settings(&app, settings).await
+}
+
+/// Tries a remote server; a missing key means the saved one.
+#[tauri::command]
+pub async fn test_connection(
+    shell: State<'_, Shell>,
+    base_url: String,
+    remote_key: Option<String>,
+) -> CommandResult<ConnectionReport> {
+    Ok(shell.test_connection(&base_url, remote_key).await)
+}
+
+#[tauri::command]
+pub async fn get_status(shell: State<'_, Shell>) -> CommandResult<Status> {
+    Ok(shell.status().await)
+}
+
+/// The local API's key, for Settings to show and copy. (The remote key is never sent.)
+#[tauri::command]
+pub fn get_local_api_key(shell: State<'_, Shell>) -> CommandResult<String> {
+    shell.local_api().key().map_err(CommandError::internal)
+}
+
+/// A new local API key; the old one stops working at once.
+#[tauri::command]
+pub async fn regenerate_local_api_key(shell: State<'_, Shell>) -> CommandResult<String> {
+    let key = shell.local_api().new_key().map_err(CommandError::internal)?;
+    let status = shell.local_api().status();
+    if status.enabled {
+        let port = shell.settings().settings.local_api.port;
+        shell.local_api().apply(shell.backend().local().clone(), true, port).await;
+    }
+    Ok(key)
+}
