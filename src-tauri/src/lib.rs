@@ -6,6 +6,7 @@ mod backend;
 pub mod commands;
 mod error;
 mod events;
+mod input;
 mod local_api;
 mod settings;
 mod shell;
@@ -33,15 +34,35 @@ pub fn prepare_process() {
     let _ = tracing_subscriber::fmt().with_env_filter(filter).try_init();
 }
 
-/// Where the database, the local API key and the settings live: `PETSTORE_DATA_DIR` if set
-/// (tests, a second shop profile), else the platform's app-data directory.
-fn data_dir<R: Runtime>(app: &tauri::App<R>) -> Result<PathBuf, Box<dyn std::error::Error>> {
-    let dir = match std::env::var_os("PETSTORE_DATA_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => app.path().app_data_dir()?,
-    };
-    std::fs::create_dir_all(&dir)?;
-    Ok(dir)
+/// How this process was launched. `main` reads it from the environment; tests hand one to
+/// the builder (`builder.manage(Launch { .. })`) so parallel tests never share a directory.
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    /// Where the database, the local API key and the settings live; default: the
+    /// platform's app-data directory.
+    pub data_dir: Option<PathBuf>,
+    /// The local API's port until Settings say otherwise; default 8787 (0 picks a free one).
+    pub local_api_port: Option<u16>,
+}
+
+impl Launch {
+    /// `PETSTORE_DATA_DIR` and `PETSTORE_LOCAL_API_PORT`, for a second shop profile, the
+    /// end-to-end tests, or a machine where 8787 is taken.
+    pub fn from_env() -> Self {
+        Self {
+            data_dir: std::env::var_os("PETSTORE_DATA_DIR").map(PathBuf::from),
+            local_api_port: std::env::var("PETSTORE_LOCAL_API_PORT").ok().and_then(|p| p.parse().ok()),
+        }
+    }
+
+    fn data_dir<R: Runtime>(&self, app: &tauri::App<R>) -> Result<PathBuf, Box<dyn std::error::Error>> {
+        let dir = match &self.data_dir {
+            Some(dir) => dir.clone(),
+            None => app.path().app_data_dir()?,
+        };
+        std::fs::create_dir_all(&dir)?;
+        Ok(dir)
+    }
 }
 
 /// The app on any runtime: `tauri::Builder::default()` in `main`, the mock runtime in tests.
@@ -49,8 +70,11 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
         .plugin(tauri_plugin_store::Builder::default().build())
         .setup(|app| {
-            let dir = data_dir(app)?;
-            let shell = tauri::async_runtime::block_on(Shell::start(app.handle().clone(), dir))?;
+            let launch =
+                app.try_state::<Launch>().map(|l| l.inner().clone()).unwrap_or_else(Launch::from_env);
+            let dir = launch.data_dir(app)?;
+            let port = launch.local_api_port.unwrap_or(settings::DEFAULT_LOCAL_API_PORT);
+            let shell = tauri::async_runtime::block_on(Shell::start(app.handle().clone(), dir, port))?;
             events::forward_changes(app.handle().clone(), shell.backend().local().subscribe());
             app.manage(shell);
             Ok(())

@@ -35,13 +35,8 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Defaults: local mode, the local API on (port from `PETSTORE_LOCAL_API_PORT`, which
-    /// tests and a second instance use, else 8787).
-    pub fn defaults() -> Self {
-        let port = std::env::var("PETSTORE_LOCAL_API_PORT")
-            .ok()
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(DEFAULT_LOCAL_API_PORT);
+    /// Defaults: local mode, the local API on at `port`.
+    pub fn defaults(port: u16) -> Self {
         Self {
             backend: BackendKind::Local,
             base_url: None,
@@ -98,14 +93,15 @@ pub mod persist {
     pub fn load<R: Runtime>(
         app: &tauri::AppHandle<R>,
         dir: &Path,
+        default_port: u16,
     ) -> CommandResult<(Settings, Option<String>)> {
         let store = store(app, dir)?;
         let settings = match store.get(SETTINGS) {
             Some(value) => serde_json::from_value(value).unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "the saved settings do not parse; using the defaults");
-                Settings::defaults()
+                Settings::defaults(default_port)
             }),
-            None => Settings::defaults(),
+            None => Settings::defaults(default_port),
         };
         let key = store.get(REMOTE_KEY).and_then(|v| v.as_str().map(str::to_owned));
         Ok((settings, key))

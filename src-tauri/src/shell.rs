@@ -57,9 +57,10 @@ impl Shell {
     pub async fn start<R: Runtime>(
         app: AppHandle<R>,
         dir: PathBuf,
+        default_port: u16,
     ) -> Result<Self, Box<dyn std::error::Error>> {
         let store = Store::open(dir.join("petstore.db"))?;
-        let (settings, remote_key) = persist::load(&app, &dir)?;
+        let (settings, remote_key) = persist::load(&app, &dir, default_port)?;
         let shell = Self {
             backend: Backend::new(store.clone()),
             local_api: LocalApi::new(&dir),

@@ -3,32 +3,36 @@ use tauri::State;
 
 use super::PageQuery;
 use crate::error::CommandResult;
+use crate::input::Input;
 use crate::shell::Shell;
 
 #[tauri::command]
 pub async fn list_categories(
     shell: State<'_, Shell>,
-    page: Option<PageQuery>,
+    page: Input<Option<PageQuery>>,
 ) -> CommandResult<Paged<Category>> {
-    let page = page.unwrap_or_default().parse()?;
+    let page = page.0.unwrap_or_default().parse()?;
     Ok(shell.current().list_categories(page).await?)
 }
 
 #[tauri::command]
-pub async fn create_category(shell: State<'_, Shell>, category: NewCategory) -> CommandResult<Category> {
-    Ok(shell.current().create_category(category).await?)
+pub async fn create_category(
+    shell: State<'_, Shell>,
+    category: Input<NewCategory>,
+) -> CommandResult<Category> {
+    Ok(shell.current().create_category(category.0).await?)
 }
 
 #[tauri::command]
 pub async fn replace_category(
     shell: State<'_, Shell>,
-    id: CategoryId,
-    category: NewCategory,
+    id: Input<CategoryId>,
+    category: Input<NewCategory>,
 ) -> CommandResult<Category> {
-    Ok(shell.current().replace_category(id, category).await?)
+    Ok(shell.current().replace_category(id.0, category.0).await?)
 }
 
 #[tauri::command]
-pub async fn delete_category(shell: State<'_, Shell>, id: CategoryId) -> CommandResult<()> {
-    Ok(shell.current().delete_category(id).await?)
+pub async fn delete_category(shell: State<'_, Shell>, id: Input<CategoryId>) -> CommandResult<()> {
+    Ok(shell.current().delete_category(id.0).await?)
 }

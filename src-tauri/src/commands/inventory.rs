@@ -7,6 +7,7 @@ use tauri::State;
 
 use super::PageQuery;
 use crate::error::CommandResult;
+use crate::input::Input;
 use crate::shell::Shell;
 
 /// The Inventory screen's filters; `below_quantity` is the low-stock view.
@@ -25,41 +26,41 @@ pub struct InventoryQuery {
 #[tauri::command]
 pub async fn list_inventory(
     shell: State<'_, Shell>,
-    query: InventoryQuery,
+    query: Input<InventoryQuery>,
 ) -> CommandResult<Paged<InventoryItem>> {
-    let filter = InventoryFilter { statuses: query.statuses, below_quantity: query.below_quantity };
-    Ok(shell.current().list_inventory(filter, query.page.parse()?).await?)
+    let filter = InventoryFilter { statuses: query.0.statuses, below_quantity: query.0.below_quantity };
+    Ok(shell.current().list_inventory(filter, query.0.page.parse()?).await?)
 }
 
 #[tauri::command]
-pub async fn get_inventory(shell: State<'_, Shell>, pet_id: PetId) -> CommandResult<InventoryItem> {
-    Ok(shell.current().get_inventory(pet_id).await?)
+pub async fn get_inventory(shell: State<'_, Shell>, pet_id: Input<PetId>) -> CommandResult<InventoryItem> {
+    Ok(shell.current().get_inventory(pet_id.0).await?)
 }
 
 #[tauri::command]
 pub async fn set_inventory(
     shell: State<'_, Shell>,
-    pet_id: PetId,
-    update: InventoryUpdate,
+    pet_id: Input<PetId>,
+    update: Input<InventoryUpdate>,
 ) -> CommandResult<InventoryItem> {
-    Ok(shell.current().set_inventory(pet_id, update).await?)
+    Ok(shell.current().set_inventory(pet_id.0, update.0).await?)
 }
 
 #[tauri::command]
 pub async fn adjust_inventory(
     shell: State<'_, Shell>,
-    pet_id: PetId,
-    adjustment: NewInventoryAdjustment,
+    pet_id: Input<PetId>,
+    adjustment: Input<NewInventoryAdjustment>,
 ) -> CommandResult<InventoryItem> {
-    Ok(shell.current().adjust_inventory(pet_id, adjustment).await?)
+    Ok(shell.current().adjust_inventory(pet_id.0, adjustment.0).await?)
 }
 
 #[tauri::command]
 pub async fn list_adjustments(
     shell: State<'_, Shell>,
-    pet_id: PetId,
-    page: Option<PageQuery>,
+    pet_id: Input<PetId>,
+    page: Input<Option<PageQuery>>,
 ) -> CommandResult<Paged<InventoryAdjustment>> {
-    let page = page.unwrap_or_default().parse()?;
-    Ok(shell.current().list_adjustments(pet_id, page).await?)
+    let page = page.0.unwrap_or_default().parse()?;
+    Ok(shell.current().list_adjustments(pet_id.0, page).await?)
 }

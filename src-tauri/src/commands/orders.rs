@@ -4,6 +4,7 @@ use tauri::State;
 
 use super::PageQuery;
 use crate::error::CommandResult;
+use crate::input::Input;
 use crate::shell::Shell;
 
 /// The Orders screen's filters: open or completed, one pet, and the page.
@@ -20,24 +21,28 @@ pub struct OrderQuery {
 }
 
 #[tauri::command]
-pub async fn list_orders(shell: State<'_, Shell>, query: OrderQuery) -> CommandResult<Paged<Order>> {
-    let filter = OrderFilter { pet_id: query.pet_id, complete: query.complete };
-    Ok(shell.current().list_orders(filter, query.page.parse()?).await?)
+pub async fn list_orders(shell: State<'_, Shell>, query: Input<OrderQuery>) -> CommandResult<Paged<Order>> {
+    let filter = OrderFilter { pet_id: query.0.pet_id, complete: query.0.complete };
+    Ok(shell.current().list_orders(filter, query.0.page.parse()?).await?)
 }
 
 /// Places an order; with `complete: true` it is a counter sale.
 #[tauri::command]
-pub async fn place_order(shell: State<'_, Shell>, order: NewOrder) -> CommandResult<Order> {
-    Ok(shell.current().place_order(order).await?)
+pub async fn place_order(shell: State<'_, Shell>, order: Input<NewOrder>) -> CommandResult<Order> {
+    Ok(shell.current().place_order(order.0).await?)
 }
 
 /// Changes an open order's quantity or ship date, or completes it.
 #[tauri::command]
-pub async fn update_order(shell: State<'_, Shell>, id: OrderId, patch: OrderPatch) -> CommandResult<Order> {
-    Ok(shell.current().update_order(id, patch).await?)
+pub async fn update_order(
+    shell: State<'_, Shell>,
+    id: Input<OrderId>,
+    patch: Input<OrderPatch>,
+) -> CommandResult<Order> {
+    Ok(shell.current().update_order(id.0, patch.0).await?)
 }
 
 #[tauri::command]
-pub async fn cancel_order(shell: State<'_, Shell>, id: OrderId) -> CommandResult<()> {
-    Ok(shell.current().cancel_order(id).await?)
+pub async fn cancel_order(shell: State<'_, Shell>, id: Input<OrderId>) -> CommandResult<()> {
+    Ok(shell.current().cancel_order(id.0).await?)
 }

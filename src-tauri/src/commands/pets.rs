@@ -6,6 +6,7 @@ use tauri::State;
 
 use super::PageQuery;
 use crate::error::{CommandError, CommandResult};
+use crate::input::Input;
 use crate::shell::Shell;
 
 /// The Pets screen's filters: category, status chips, name search, sort and page.
@@ -51,32 +52,40 @@ impl PetQuery {
 }
 
 #[tauri::command]
-pub async fn list_pets(shell: State<'_, Shell>, query: PetQuery) -> CommandResult<Paged<Pet>> {
-    let (filter, page) = query.parse()?;
+pub async fn list_pets(shell: State<'_, Shell>, query: Input<PetQuery>) -> CommandResult<Paged<Pet>> {
+    let (filter, page) = query.0.parse()?;
     Ok(shell.current().list_pets(filter, page).await?)
 }
 
 #[tauri::command]
-pub async fn create_pet(shell: State<'_, Shell>, pet: NewPet) -> CommandResult<Pet> {
-    Ok(shell.current().create_pet(pet).await?)
+pub async fn create_pet(shell: State<'_, Shell>, pet: Input<NewPet>) -> CommandResult<Pet> {
+    Ok(shell.current().create_pet(pet.0).await?)
 }
 
 #[tauri::command]
-pub async fn get_pet(shell: State<'_, Shell>, id: PetId) -> CommandResult<Pet> {
-    Ok(shell.current().get_pet(id).await?)
+pub async fn get_pet(shell: State<'_, Shell>, id: Input<PetId>) -> CommandResult<Pet> {
+    Ok(shell.current().get_pet(id.0).await?)
 }
 
 #[tauri::command]
-pub async fn replace_pet(shell: State<'_, Shell>, id: PetId, pet: NewPet) -> CommandResult<Pet> {
-    Ok(shell.current().replace_pet(id, pet).await?)
+pub async fn replace_pet(
+    shell: State<'_, Shell>,
+    id: Input<PetId>,
+    pet: Input<NewPet>,
+) -> CommandResult<Pet> {
+    Ok(shell.current().replace_pet(id.0, pet.0).await?)
 }
 
 #[tauri::command]
-pub async fn update_pet(shell: State<'_, Shell>, id: PetId, patch: PetPatch) -> CommandResult<Pet> {
-    Ok(shell.current().update_pet(id, patch).await?)
+pub async fn update_pet(
+    shell: State<'_, Shell>,
+    id: Input<PetId>,
+    patch: Input<PetPatch>,
+) -> CommandResult<Pet> {
+    Ok(shell.current().update_pet(id.0, patch.0).await?)
 }
 
 #[tauri::command]
-pub async fn delete_pet(shell: State<'_, Shell>, id: PetId) -> CommandResult<()> {
-    Ok(shell.current().delete_pet(id).await?)
+pub async fn delete_pet(shell: State<'_, Shell>, id: Input<PetId>) -> CommandResult<()> {
+    Ok(shell.current().delete_pet(id.0).await?)
 }

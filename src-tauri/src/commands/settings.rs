@@ -1,6 +1,7 @@
 use tauri::{AppHandle, Runtime, State};
 
 use crate::error::{CommandError, CommandResult};
+use crate::input::Input;
 use crate::settings::{SettingsInput, SettingsView};
 use crate::shell::{ConnectionReport, Shell, Status};
 
@@ -15,19 +16,19 @@ pub fn get_settings(shell: State<'_, Shell>) -> SettingsView {
 pub async fn save_settings<R: Runtime>(
     app: AppHandle<R>,
     shell: State<'_, Shell>,
-    settings: SettingsInput,
+    settings: Input<SettingsInput>,
 ) -> CommandResult<SettingsView> {
-    shell.save_settings(&app, settings).await
+    shell.save_settings(&app, settings.0).await
 }
 
 /// Tries a remote server; a missing key means the saved one.
 #[tauri::command]
 pub async fn test_connection(
     shell: State<'_, Shell>,
-    base_url: String,
-    remote_key: Option<String>,
+    base_url: Input<String>,
+    remote_key: Input<Option<String>>,
 ) -> CommandResult<ConnectionReport> {
-    Ok(shell.test_connection(&base_url, remote_key).await)
+    Ok(shell.test_connection(&base_url.0, remote_key.0).await)
 }
 
 #[tauri::command]

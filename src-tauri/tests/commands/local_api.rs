@@ -1,0 +1,70 @@
+//! The REST API the app serves on localhost, over the same store as its window.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use petstore::Petstore;
+use petstore::client::Client;
+use petstore::domain::{Name, NewPet, PetStatus};
+use serde_json::json;
+use tauri::Listener;
+
+use crate::helpers::{app, app_with, pet_query};
+
+fn new_pet(name: &str) -> NewPet {
+    NewPet {
+        name: Name::parse(name).unwrap(),
+        category_id: None,
+        status: PetStatus::Available,
+        description: None,
+    }
+}
+
+#[test]
+fn a_change_through_the_local_api_reaches_the_window() {
+    let app = app();
+    let address = app.ok("get_status", json!({}))["localApi"]["address"].as_str().unwrap().to_owned();
+    let key: String = app.call("get_local_api_key", json!({})).unwrap();
+
+    let (tx, rx) = mpsc::channel();
+    app.app.listen_any("petstore://changed", move |event| {
+        let _ = tx.send(event.payload().to_owned());
+    });
+
+    let client = Client::new(&address, &key).unwrap();
+    tauri::async_runtime::block_on(client.create_pet(new_pet("From the till"))).unwrap();
+
+    let change = rx.recv_timeout(Duration::from_secs(5)).expect("the window hears of the change");
+    assert_eq!(change, "\"pets\"");
+    let pets = app.ok("list_pets", pet_query(json!({})));
+    assert_eq!(pets["items"][0]["name"], "From the till");
+}
+
+#[test]
+fn a_regenerated_key_replaces_the_old_one() {
+    let app = app();
+    let old: String = app.call("get_local_api_key", json!({})).unwrap();
+    let new: String = app.call("regenerate_local_api_key", json!({})).unwrap();
+    assert_ne!(old, new);
+    let address = app.ok("get_status", json!({}))["localApi"]["address"].as_str().unwrap().to_owned();
+
+    let refused =
+        tauri::async_runtime::block_on(Client::new(&address, &old).unwrap().create_pet(new_pet("Old")));
+    assert_eq!(refused.unwrap_err().code, petstore::ErrorCode::Unauthorized);
+    tauri::async_runtime::block_on(Client::new(&address, &new).unwrap().create_pet(new_pet("New"))).unwrap();
+}
+
+#[test]
+fn a_busy_port_is_reported_and_the_app_still_works() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let launch =
+        petstore_desktop::Launch { data_dir: Some(dir.path().to_path_buf()), local_api_port: Some(port) };
+    let app = app_with(launch, dir);
+    let status: petstore_desktop::Status =
+        tauri::async_runtime::block_on(tauri::Manager::state::<petstore_desktop::Shell>(&app.app).status());
+    assert_eq!(status.local_api.address, None);
+    assert!(status.local_api.error.as_deref().unwrap_or("").contains("already in use"), "{status:?}");
+    assert!(status.reachable, "the local database still works");
+}

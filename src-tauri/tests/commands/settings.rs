@@ -1,0 +1,112 @@
+//! Settings and remote mode, against a real `petstore` server on port 0.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use petstore::api::KeyRing;
+use petstore::server::{Application, ServerConfig};
+use serde_json::{Value, json};
+
+use crate::helpers::{app, app_in, pet_query};
+
+const REMOTE_KEY: &str = "remote-key-0123456789abcdefghij";
+
+/// A real Petstore server in this process; it lives as long as the test.
+fn remote_server() -> (SocketAddr, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = petstore::Store::open(dir.path().join("remote.db")).unwrap();
+    let config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([REMOTE_KEY]));
+    let server = tauri::async_runtime::block_on(Application::bind(store, config)).unwrap();
+    let addr = server.local_addr();
+    tauri::async_runtime::spawn(server.run_until(std::future::pending()));
+    (addr, dir)
+}
+
+fn remote_settings(base_url: &str, key: Option<&str>) -> Value {
+    json!({ "settings": {
+        "backend": "remote", "baseUrl": base_url, "remoteKey": key,
+        "localApi": { "enabled": false, "port": 8787 }
+    } })
+}
+
+#[test]
+fn the_defaults_are_local_mode_with_the_local_api_on() {
+    let app = app();
+    let settings = app.ok("get_settings", json!({}));
+    assert_eq!(settings["backend"], "local");
+    assert_eq!(settings["localApi"]["enabled"], true);
+    assert_eq!(settings["hasRemoteKey"], false);
+    let status = app.ok("get_status", json!({}));
+    assert_eq!((status["backend"].as_str(), status["reachable"].as_bool()), (Some("local"), Some(true)));
+}
+
+#[test]
+fn remote_mode_manages_the_remote_store_and_never_shows_its_key() {
+    let (addr, _remote) = remote_server();
+    let base_url = format!("http://{addr}");
+    let app = app();
+    app.ok("create_pet", json!({ "pet": { "name": "Local only" } }));
+
+    let report = app.ok("test_connection", json!({ "baseUrl": base_url, "remoteKey": REMOTE_KEY }));
+    assert_eq!(report["ok"], true, "{report}");
+    let wrong =
+        app.ok("test_connection", json!({ "baseUrl": base_url, "remoteKey": "not-the-key-0123456789abc" }));
+    assert_eq!(wrong["ok"], false);
+    assert!(wrong["message"].as_str().unwrap().contains("not valid"), "{wrong}");
+
+    let saved = app.ok("save_settings", remote_settings(&base_url, Some(REMOTE_KEY)));
+    assert_eq!(saved["hasRemoteKey"], true);
+    assert!(!saved.to_string().contains(REMOTE_KEY), "the key never goes back to the webview");
+    assert!(!app.ok("get_settings", json!({})).to_string().contains(REMOTE_KEY));
+
+    app.ok("create_pet", json!({ "pet": { "name": "Remote Rex" } }));
+    let remote_pets = app.ok("list_pets", pet_query(json!({})));
+    assert_eq!(remote_pets["total"], 1);
+    assert_eq!(remote_pets["items"][0]["name"], "Remote Rex");
+    let status = app.ok("get_status", json!({}));
+    assert_eq!((status["backend"].as_str(), status["reachable"].as_bool()), (Some("remote"), Some(true)));
+
+    // Saving again with a blank key keeps the saved one.
+    app.ok("save_settings", remote_settings(&base_url, None));
+    assert_eq!(app.ok("list_pets", pet_query(json!({})))["total"], 1);
+
+    // The choice survives a restart.
+    let dir = app.dir;
+    drop(app.app);
+    let app = app_in(dir);
+    assert_eq!(app.ok("get_settings", json!({}))["backend"], "remote");
+    assert_eq!(app.ok("list_pets", pet_query(json!({})))["items"][0]["name"], "Remote Rex");
+
+    let mut local = remote_settings(&base_url, None);
+    local["settings"]["backend"] = json!("local");
+    app.ok("save_settings", local);
+    assert_eq!(app.ok("list_pets", pet_query(json!({})))["items"][0]["name"], "Local only");
+}
+
+#[test]
+fn a_remote_that_is_down_gives_a_clear_message_quickly() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let app = app();
+    app.ok("save_settings", remote_settings(&format!("http://{closed}"), Some(REMOTE_KEY)));
+
+    let started = Instant::now();
+    let error = app.fails("list_pets", pet_query(json!({})));
+    assert_eq!(error["code"], "unreachable", "{error}");
+    assert!(error["message"].as_str().unwrap().contains(&closed.to_string()), "{error}");
+    let status = app.ok("get_status", json!({}));
+    assert_eq!(status["reachable"], false);
+    assert!(status["message"].as_str().is_some_and(|m| !m.is_empty()));
+    assert!(started.elapsed() < Duration::from_secs(8), "took {:?}", started.elapsed());
+}
+
+#[test]
+fn invalid_settings_change_nothing() {
+    let app = app();
+    let no_url = app.fails("save_settings", remote_settings("", Some(REMOTE_KEY)));
+    assert_eq!(no_url["code"], "validation_failed");
+    let bad_url = app.fails("save_settings", remote_settings("ftp://shop", Some(REMOTE_KEY)));
+    assert_eq!(bad_url["code"], "validation_failed", "{bad_url}");
+    let no_key = app.fails("save_settings", remote_settings("http://127.0.0.1:9", None));
+    assert_eq!(no_key["code"], "validation_failed");
+    assert_eq!(app.ok("get_settings", json!({}))["backend"], "local");
+}

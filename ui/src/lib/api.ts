@@ -1,0 +1,118 @@
+// One typed function per Tauri command (src-tauri/src/commands). Each is a thin wrapper:
+// the argument object's keys are the command's parameters in camelCase, and every failure
+// is rethrown as a CommandError. Screens import from here, never `invoke` directly.
+import { invoke, type InvokeArgs } from '@tauri-apps/api/core';
+
+import type { Category } from './bindings/Category';
+import type { ConnectionReport } from './bindings/ConnectionReport';
+import type { InventoryAdjustment } from './bindings/InventoryAdjustment';
+import type { InventoryItem } from './bindings/InventoryItem';
+import type { InventoryQuery } from './bindings/InventoryQuery';
+import type { NewCategory } from './bindings/NewCategory';
+import type { NewOrder } from './bindings/NewOrder';
+import type { NewPet } from './bindings/NewPet';
+import type { Order } from './bindings/Order';
+import type { OrderPatch } from './bindings/OrderPatch';
+import type { OrderQuery } from './bindings/OrderQuery';
+import type { PageQuery } from './bindings/PageQuery';
+import type { Paged } from './bindings/Paged';
+import type { Pet } from './bindings/Pet';
+import type { PetPatch } from './bindings/PetPatch';
+import type { PetQuery } from './bindings/PetQuery';
+import type { SettingsInput } from './bindings/SettingsInput';
+import type { SettingsView } from './bindings/SettingsView';
+import type { Status } from './bindings/Status';
+import { toCommandError } from './errors';
+
+/** The largest page any list command accepts. */
+export const MAX_PAGE = 100;
+
+async function call<T>(command: string, args?: InvokeArgs): Promise<T> {
+  try {
+    return await invoke<T>(command, args);
+  } catch (e) {
+    throw toCommandError(e);
+  }
+}
+
+// The query types list every field; these fill the ones a caller leaves out, so the
+// command always receives the full, explicit shape.
+export function petQuery(q: Partial<PetQuery> = {}): PetQuery {
+  return { statuses: [], categoryId: null, q: null, ids: [], sort: null, limit: null, offset: null, ...q };
+}
+
+export function orderQuery(q: Partial<OrderQuery> = {}): OrderQuery {
+  return { petId: null, complete: null, limit: null, offset: null, ...q };
+}
+
+export function inventoryQuery(q: Partial<InventoryQuery> = {}): InventoryQuery {
+  return { statuses: [], belowQuantity: null, limit: null, offset: null, ...q };
+}
+
+// Pets
+
+export const listPets = (query: Partial<PetQuery> = {}) =>
+  call<Paged<Pet>>('list_pets', { query: petQuery(query) });
+export const createPet = (pet: NewPet) => call<Pet>('create_pet', { pet });
+export const getPet = (id: number) => call<Pet>('get_pet', { id });
+export const replacePet = (id: number, pet: NewPet) => call<Pet>('replace_pet', { id, pet });
+export const updatePet = (id: number, patch: PetPatch) => call<Pet>('update_pet', { id, patch });
+export const deletePet = (id: number) => call<null>('delete_pet', { id });
+
+/** The pets with these ids (at most one page of them), e.g. to name the pets of orders. */
+export async function petsByIds(ids: number[]): Promise<Map<number, Pet>> {
+  const unique = [...new Set(ids)].slice(0, MAX_PAGE);
+  if (unique.length === 0) return new Map();
+  const page = await listPets({ ids: unique, limit: MAX_PAGE });
+  return new Map(page.items.map((p) => [p.id, p]));
+}
+
+// Categories
+
+export const listCategories = (page: PageQuery | null = null) =>
+  call<Paged<Category>>('list_categories', { page });
+export const createCategory = (category: NewCategory) => call<Category>('create_category', { category });
+export const replaceCategory = (id: number, category: NewCategory) =>
+  call<Category>('replace_category', { id, category });
+export const deleteCategory = (id: number) => call<null>('delete_category', { id });
+
+/** Every category, a page of 100 at a time: the sidebar and the pet form need them all. */
+export async function listAllCategories(): Promise<Category[]> {
+  const all: Category[] = [];
+  for (;;) {
+    const page = await listCategories({ limit: MAX_PAGE, offset: all.length });
+    all.push(...page.items);
+    if (page.items.length === 0 || all.length >= page.total) return all;
+  }
+}
+
+// Orders
+
+export const listOrders = (query: Partial<OrderQuery> = {}) =>
+  call<Paged<Order>>('list_orders', { query: orderQuery(query) });
+export const placeOrder = (order: NewOrder) => call<Order>('place_order', { order });
+export const updateOrder = (id: number, patch: OrderPatch) => call<Order>('update_order', { id, patch });
+export const completeOrder = (id: number) => updateOrder(id, { complete: true });
+export const cancelOrder = (id: number) => call<null>('cancel_order', { id });
+
+// Inventory
+
+export const listInventory = (query: Partial<InventoryQuery> = {}) =>
+  call<Paged<InventoryItem>>('list_inventory', { query: inventoryQuery(query) });
+export const getInventory = (petId: number) => call<InventoryItem>('get_inventory', { petId });
+export const setInventory = (petId: number, quantity: number) =>
+  call<InventoryItem>('set_inventory', { petId, update: { quantity } });
+export const adjustInventory = (petId: number, delta: number, reason: string) =>
+  call<InventoryItem>('adjust_inventory', { petId, adjustment: { delta, reason } });
+export const listAdjustments = (petId: number, page: PageQuery | null = null) =>
+  call<Paged<InventoryAdjustment>>('list_adjustments', { petId, page });
+
+// Settings and status
+
+export const getSettings = () => call<SettingsView>('get_settings', {});
+export const saveSettings = (settings: SettingsInput) => call<SettingsView>('save_settings', { settings });
+export const testConnection = (baseUrl: string, remoteKey: string | null) =>
+  call<ConnectionReport>('test_connection', { baseUrl, remoteKey });
+export const getStatus = () => call<Status>('get_status', {});
+export const getLocalApiKey = () => call<string>('get_local_api_key', {});
+export const regenerateLocalApiKey = () => call<string>('regenerate_local_api_key', {});

@@ -1,0 +1,41 @@
+import type { CommandError } from './bindings/CommandError';
+import type { ErrorCode } from './bindings/ErrorCode';
+
+export type { CommandError };
+
+/** True for the `{code, message, status}` object every failed command rejects with. */
+export function isCommandError(value: unknown): value is CommandError {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.code === 'string' && typeof v.message === 'string' && typeof v.status === 'number';
+}
+
+/**
+ * Turns whatever a failed call threw into a CommandError, so every screen shows one shape.
+ * Commands reject with the object itself; Tauri rejects with a plain string when the call
+ * never reached the command (bad arguments, missing permission), and code can throw Errors.
+ */
+export function toCommandError(value: unknown): CommandError {
+  if (isCommandError(value)) return value;
+  const message =
+    typeof value === 'string' ? value : value instanceof Error ? value.message : 'Something went wrong.';
+  return { code: 'internal', message: message || 'Something went wrong.', status: 500 };
+}
+
+/** What staff can do about the conflicts the business rules produce (DESIGN.md 4). */
+const HINTS: Partial<Record<ErrorCode, string>> = {
+  insufficient_stock: 'Add stock on the Inventory screen, or order fewer.',
+  pet_not_available: 'Only available pets can be ordered.',
+  order_completed: 'A completed order can no longer be changed or cancelled.',
+  category_in_use: 'Move its pets to another category, or delete them, first.',
+  pet_has_orders: 'A pet with orders is kept for the record; mark it sold instead.',
+  duplicate_name: 'Names must be unique (upper and lower case count as the same).',
+  unreachable: 'Check the server address in Settings, and that the server is running.',
+  unauthorized: 'Check the API key in Settings.',
+  timeout: 'The server took too long to answer. Try again.',
+  request_timeout: 'The server took too long to answer. Try again.',
+};
+
+export function hintFor(error: CommandError): string | null {
+  return HINTS[error.code] ?? null;
+}

@@ -1,0 +1,49 @@
+// Numbers and dates in the user's locale. Every function takes an optional locale so the
+// tests can pin one; the app passes none and gets the webview's.
+
+export function formatNumber(n: number, locale?: string): string {
+  return new Intl.NumberFormat(locale).format(n);
+}
+
+/** "1–25 of 1,234" for a page of `count` rows starting at `offset`; "0 of 0" when empty. */
+export function formatRange(offset: number, count: number, total: number, locale?: string): string {
+  if (count === 0) return `0 of ${formatNumber(total, locale)}`;
+  const first = formatNumber(offset + 1, locale);
+  const last = formatNumber(offset + count, locale);
+  return `${first}–${last} of ${formatNumber(total, locale)}`;
+}
+
+function parse(iso: string | null | undefined): Date | null {
+  if (!iso) return null;
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? null : d;
+}
+
+/** A timestamp as local date and time, e.g. "Nov 22, 2026, 10:15 AM". */
+export function formatDateTime(iso: string | null | undefined, locale?: string): string {
+  const d = parse(iso);
+  return d ? new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' }).format(d) : '—';
+}
+
+/** A timestamp as a local calendar date, e.g. "Nov 22, 2026". */
+export function formatDate(iso: string | null | undefined, locale?: string): string {
+  const d = parse(iso);
+  return d ? new Intl.DateTimeFormat(locale, { dateStyle: 'medium' }).format(d) : '—';
+}
+
+/** A stock change with its sign, using a true minus sign so it reads well: "+3", "−2". */
+export function formatDelta(delta: number, locale?: string): string {
+  const abs = formatNumber(Math.abs(delta), locale);
+  return delta > 0 ? `+${abs}` : delta < 0 ? `−${abs}` : abs;
+}
+
+/**
+ * A date picker's "YYYY-MM-DD" as the RFC 3339 instant the API wants. Noon local time, so
+ * the same calendar day shows back in any time zone a few hours either side.
+ */
+export function shipDateToIso(date: string): string | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date.trim());
+  if (!m) return null;
+  const d = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]), 12, 0, 0);
+  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

@@ -1,0 +1,47 @@
+// A list or record a screen shows: the data, the error of the last load, and whether a
+// load is running. Answers that arrive after a newer load started are dropped, so quick
+// filter changes never show stale rows. Old data stays on screen while reloading, so a
+// refresh after a change event does not flash "Loading…".
+import { untrack } from 'svelte';
+
+import { toCommandError, type CommandError } from './errors';
+
+export class Loader<Q, T> {
+  data = $state.raw<T | null>(null);
+  error = $state.raw<CommandError | null>(null);
+  loading = $state(false);
+  #fetch: (query: Q) => Promise<T>;
+  #seq = 0;
+  #last: { query: Q } | null = null;
+
+  constructor(fetch: (query: Q) => Promise<T>) {
+    this.#fetch = fetch;
+  }
+
+  /** Loads for `query`. Safe to call from an `$effect`: it tracks nothing itself. */
+  load(query: Q): Promise<void> {
+    this.#last = { query };
+    return untrack(() => this.#run(query));
+  }
+
+  /** Loads again with the last query (after a change event or an action). */
+  reload(): Promise<void> {
+    return this.#last ? untrack(() => this.#run(this.#last!.query)) : Promise.resolve();
+  }
+
+  async #run(query: Q): Promise<void> {
+    const seq = ++this.#seq;
+    this.loading = true;
+    try {
+      const data = await this.#fetch(query);
+      if (seq === this.#seq) {
+        this.data = data;
+        this.error = null;
+      }
+    } catch (e) {
+      if (seq === this.#seq) this.error = toCommandError(e);
+    } finally {
+      if (seq === this.#seq) this.loading = false;
+    }
+  }
+}

@@ -1,0 +1,38 @@
+// Checks done before calling, with the same bounds as the API (DESIGN.md 4), so a typo is
+// caught where it was typed. The server checks again; its message wins when it disagrees.
+
+export const MAX_ORDER_QUANTITY = 10_000;
+export const MAX_STOCK = 1_000_000;
+export const MAX_REASON = 200;
+
+/** An order quantity, or the message saying what is wrong with it. */
+export function parseQuantity(value: number | null | undefined): number | string {
+  if (value === null || value === undefined || Number.isNaN(value)) return 'Enter a quantity.';
+  if (!Number.isInteger(value) || value < 1 || value > MAX_ORDER_QUANTITY)
+    return `The quantity must be a whole number from 1 to ${MAX_ORDER_QUANTITY.toLocaleString()}.`;
+  return value;
+}
+
+/** A stock count, or the message saying what is wrong with it. */
+export function parseStock(value: number | null | undefined): number | string {
+  if (value === null || value === undefined || Number.isNaN(value)) return 'Enter a count.';
+  if (!Number.isInteger(value) || value < 0 || value > MAX_STOCK)
+    return `The count must be a whole number from 0 to ${MAX_STOCK.toLocaleString()}.`;
+  return value;
+}
+
+/** A stock adjustment's delta, or the message saying what is wrong with it. */
+export function parseDelta(value: number | null | undefined): number | string {
+  if (value === null || value === undefined || Number.isNaN(value)) return 'Enter a change, e.g. 5 or -2.';
+  if (!Number.isInteger(value) || value === 0 || Math.abs(value) > MAX_STOCK)
+    return 'The change must be a whole number other than 0, e.g. 5 or -2.';
+  return value;
+}
+
+/** An adjustment's reason, trimmed, or the message saying what is wrong with it. */
+export function parseReason(value: string): { reason: string } | string {
+  const reason = value.trim();
+  if (reason === '') return 'Enter a reason, e.g. "Delivery received" or "Damaged".';
+  if (reason.length > MAX_REASON) return `Keep the reason under ${MAX_REASON} characters.`;
+  return { reason };
+}
