@@ -3,30 +3,55 @@
 CARGO ?= cargo
 VENV := .venv
 PY := $(VENV)/bin/python
+export PATH := $(HOME)/.cargo/bin:$(PATH)
+
+UI_SOURCES := $(shell find ui/src ui/index.html ui/vite.config.ts ui/svelte.config.js ui/tsconfig.json -type f 2>/dev/null)
+UI_DEPS := ui/node_modules/.package-lock.json
+UI_BUILT := ui/dist/.built
+
+.PHONY: run serve test deps ui lint test-rust test-ui openapi-lint e2e bindings server clean
+
+## run: build and start the desktop app; with no display, the headless server instead
+run: deps ui
+	@if [ -n "$$DISPLAY$$WAYLAND_DISPLAY" ]; then \
+		$(CARGO) build --release -p petstore-desktop && target/release/petstore-desktop; \
+	else \
+		echo "No display (DISPLAY and WAYLAND_DISPLAY are unset): starting the headless server instead."; \
+		$(MAKE) --no-print-directory serve; \
+	fi
+
 DB ?= $(HOME)/.local/share/petstore-server/petstore.db
 LISTEN ?= 127.0.0.1:8787
-
-.PHONY: run test deps lint test-rust openapi-lint server clean
-
-## run: build and start the Petstore server on its embedded database
-run: deps
-	$(CARGO) build --release --bin petstore-server
+serve: server
 	@mkdir -p "$(dir $(DB))"
 	@echo "The API key is in $(DB).key (print it with: target/release/petstore-server key --db $(DB))"
 	target/release/petstore-server serve --db "$(DB)" --listen "$(LISTEN)"
 
-## test: every test suite: Rust unit and integration tests, lints, the OpenAPI validator
-test: deps lint test-rust openapi-lint
+## test: every suite: lints, Rust unit/integration/command tests, UI tests, the OpenAPI
+## validator, and the end-to-end tests of the real app under Xvfb
+test: deps ui lint test-rust test-ui openapi-lint e2e
 
 deps:
 	@.ci/install-deps
 
-lint:
+# The web UI, built into ui/dist, which the app embeds at compile time.
+ui: $(UI_BUILT)
+$(UI_DEPS): ui/package.json ui/package-lock.json
+	cd ui && npm ci --no-audit --no-fund
+$(UI_BUILT): $(UI_DEPS) $(UI_SOURCES)
+	cd ui && npm run build
+	@touch $@
+
+lint: ui
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
-test-rust:
+test-rust: ui
 	$(CARGO) test --workspace --locked
+	$(CARGO) test -p petstore-desktop --features ts --test bindings --locked
+
+test-ui: $(UI_DEPS)
+	cd ui && npm test
 
 # An independent validator of the hand-written document, from PyPI.
 openapi-lint: $(VENV)/.openapi-validator
@@ -37,10 +62,21 @@ $(VENV)/.openapi-validator:
 	$(PY) -m pip install --quiet --disable-pip-version-check 'openapi-spec-validator==0.7.*'
 	@touch $@
 
+## e2e: the real app binary driven through tauri-driver and WebKitWebDriver under Xvfb;
+## screenshots and timings land in target/e2e/
+e2e: ui
+	$(CARGO) build --locked -p petstore-desktop --bin petstore-desktop
+	$(CARGO) build --locked --bin petstore-server
+	tests/e2e/run.sh
+
+## bindings: regenerate the UI's TypeScript types from the Rust types
+bindings:
+	UPDATE_BINDINGS=1 $(CARGO) test -p petstore-desktop --features ts --test bindings
+
 ## server: the release build of the headless server
 server:
 	$(CARGO) build --release --bin petstore-server
 
 clean:
 	$(CARGO) clean
-	rm -rf $(VENV)
+	rm -rf $(VENV) ui/node_modules ui/dist

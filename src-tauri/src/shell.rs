@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use petstore::client::Client;
+use petstore::client::{Client, ClientConfig};
 use petstore::domain::Page;
 use petstore::{Petstore, Store};
 use serde::Serialize;
@@ -168,11 +168,16 @@ impl Shell {
     }
 }
 
+/// A person is waiting at the counter: a remote that does not answer within this is
+/// reported rather than waited for.
+const REMOTE_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
 fn remote_client(base_url: Option<&str>, key: Option<&str>) -> CommandResult<Client> {
     let base_url =
         base_url.ok_or_else(|| CommandError::validation("remote mode needs the server address"))?;
     let key = key.ok_or_else(|| CommandError::validation("remote mode needs the server's API key"))?;
-    Ok(Client::new(base_url, key)?)
+    let config = ClientConfig::default().request_timeout(REMOTE_REQUEST_TIMEOUT);
+    Ok(Client::with_config(base_url, key, config)?)
 }
 
 /// One cheap authenticated call: answers the pet count, or why it failed.
