@@ -31,6 +31,11 @@ export function formatDate(iso: string | null | undefined, locale?: string): str
   return d ? new Intl.DateTimeFormat(locale, { dateStyle: 'medium' }).format(d) : '—';
 }
 
+/** "1 pet", "12 pets": a count with its noun (English plural with -s, all this UI needs). */
+export function countOf(n: number, noun: string, locale?: string): string {
+  return `${formatNumber(n, locale)} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 /** A stock change with its sign, using a true minus sign so it reads well: "+3", "−2". */
 export function formatDelta(delta: number, locale?: string): string {
   const abs = formatNumber(Math.abs(delta), locale);

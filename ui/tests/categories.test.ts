@@ -1,0 +1,46 @@
+import { render, screen, waitFor, within } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+
+import CategoriesScreen from '../src/screens/CategoriesScreen.svelte';
+import { category, mockBackend, paged, reject } from './backend';
+
+describe('Categories screen', () => {
+  it('lists categories with pet counts; a category in use is refused clearly', async () => {
+    const b = mockBackend({
+      list_categories: () => paged([category(1, 'Dogs', 12), category(2, 'Cats', 0)]),
+      delete_category: reject('category_in_use', 'Category 1 (Dogs) still has 12 pets.'),
+    });
+    render(CategoriesScreen);
+    expect(await screen.findByTestId('pet-count-1')).toHaveTextContent('12');
+    await userEvent.click(screen.getByTestId('delete-category-1'));
+    await userEvent.click(screen.getByTestId('confirm'));
+    const alert = await within(screen.getByRole('dialog')).findByTestId('error-alert');
+    expect(alert).toHaveTextContent('Category 1 (Dogs) still has 12 pets.');
+    expect(alert).toHaveTextContent('Move its pets to another category');
+    expect(b.argsOf('delete_category')).toEqual([{ id: 1 }]);
+  });
+
+  it('creates and renames (replace_category)', async () => {
+    const b = mockBackend({
+      list_categories: () => paged([category(1, 'Dogs', 12)]),
+      create_category: ({ category: c }) => category(2, c.name),
+      replace_category: ({ id, category: c }) => category(id, c.name),
+    });
+    render(CategoriesScreen);
+    await userEvent.click(await screen.findByTestId('new-category'));
+    await userEvent.type(screen.getByTestId('category-name'), 'Reptiles{Enter}');
+    await waitFor(() =>
+      expect(b.argsOf('create_category')).toEqual([{ category: { name: 'Reptiles', description: null } }]),
+    );
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+    await userEvent.click(screen.getByTestId('rename-category-1'));
+    const name = screen.getByTestId('category-name');
+    await userEvent.clear(name);
+    await userEvent.type(name, 'Hounds');
+    await userEvent.click(screen.getByTestId('save-category'));
+    await waitFor(() =>
+      expect(b.argsOf('replace_category')).toEqual([{ id: 1, category: { name: 'Hounds', description: null } }]),
+    );
+  });
+});

@@ -1,0 +1,108 @@
+import { render, screen, waitFor, within } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it } from 'vitest';
+
+import InventoryScreen from '../src/screens/InventoryScreen.svelte';
+import { mockBackend, paged, stockItem, type Handler } from './backend';
+
+const ITEMS = [stockItem(3, 'Tom', 0, { status: 'sold' }), stockItem(1, 'Rex', 4), stockItem(2, 'Bella', 9)];
+
+function backend(more: Record<string, Handler> = {}) {
+  return mockBackend({
+    list_inventory: ({ query }) =>
+      paged(ITEMS.filter((i) => query.belowQuantity === null || i.quantity < query.belowQuantity)),
+    adjust_inventory: ({ petId, adjustment }) => stockItem(petId, 'Rex', 4 + adjustment.delta),
+    set_inventory: ({ petId, update }) => stockItem(petId, 'Rex', update.quantity),
+    list_adjustments: () =>
+      paged([
+        {
+          id: 2,
+          petId: 1,
+          delta: -1,
+          reason: 'Damaged',
+          quantityAfter: 4,
+          createdAt: '2026-11-22T10:15:00Z',
+        },
+        {
+          id: 1,
+          petId: 1,
+          delta: 5,
+          reason: 'Delivery received',
+          quantityAfter: 5,
+          createdAt: '2026-11-21T09:00:00Z',
+        },
+      ]),
+    ...more,
+  });
+}
+
+describe('Inventory screen', () => {
+  it('shows stock per pet, lowest first, with status', async () => {
+    const b = backend();
+    render(InventoryScreen);
+    const rows = await screen.findAllByTestId(/^inventory-row-/);
+    expect(rows.map((r) => r.dataset.testid)).toEqual(['inventory-row-3', 'inventory-row-1', 'inventory-row-2']);
+    expect(screen.getByTestId('status-3')).toHaveTextContent('sold');
+    expect(screen.getByTestId('quantity-1')).toHaveTextContent('4');
+    expect(b.argsOf('list_inventory')[0]).toEqual({
+      query: { statuses: [], belowQuantity: null, limit: 25, offset: 0 },
+    });
+  });
+
+  it('the low-stock toggle sends belowQuantity, 5 by default and editable', async () => {
+    const b = backend();
+    render(InventoryScreen);
+    await screen.findByTestId('inventory-row-2');
+    await userEvent.click(screen.getByTestId('low-stock'));
+    await waitFor(() => expect(screen.queryByTestId('inventory-row-2')).not.toBeInTheDocument());
+    expect(b.argsOf('list_inventory').at(-1)!.query.belowQuantity).toBe(5);
+    const threshold = screen.getByTestId('low-stock-threshold');
+    await userEvent.clear(threshold);
+    await userEvent.type(threshold, '10');
+    await waitFor(() => expect(b.argsOf('list_inventory').at(-1)!.query.belowQuantity).toBe(10));
+  });
+
+  it('an adjustment needs a reason: without one nothing is sent', async () => {
+    const b = backend();
+    render(InventoryScreen);
+    await userEvent.click(await screen.findByTestId('adjust-stock-1'));
+    const dialog = screen.getByRole('dialog', { name: 'Adjust stock of Rex' });
+    const delta = within(dialog).getByTestId('adjust-delta');
+    await userEvent.clear(delta);
+    await userEvent.type(delta, '-2');
+    await userEvent.click(within(dialog).getByTestId('save-adjustment'));
+    expect(await within(dialog).findByText(/Enter a reason/)).toBeInTheDocument();
+    expect(within(dialog).getByTestId('adjust-reason')).toHaveAttribute('aria-invalid', 'true');
+    expect(b.countOf('adjust_inventory')).toBe(0);
+
+    await userEvent.type(within(dialog).getByTestId('adjust-reason'), 'Damaged{Enter}');
+    await waitFor(() =>
+      expect(b.argsOf('adjust_inventory')).toEqual([{ petId: 1, adjustment: { delta: -2, reason: 'Damaged' } }]),
+    );
+    await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
+  });
+
+  it('sets the count from the Set count dialog', async () => {
+    const b = backend();
+    render(InventoryScreen);
+    await userEvent.click(await screen.findByTestId('set-stock-1'));
+    const input = screen.getByTestId('stock-quantity');
+    expect(input).toHaveValue(4);
+    await userEvent.clear(input);
+    await userEvent.type(input, '12{Enter}');
+    await waitFor(() => expect(b.argsOf('set_inventory')).toEqual([{ petId: 1, update: { quantity: 12 } }]));
+  });
+
+  it('History lists the adjustments newest first with reason and count after', async () => {
+    const b = backend();
+    render(InventoryScreen);
+    await userEvent.click(await screen.findByTestId('history-1'));
+    const first = await screen.findByTestId('adjustment-row-2');
+    expect(first).toHaveTextContent('−1');
+    expect(first).toHaveTextContent('Damaged');
+    expect(screen.getByTestId('adjustment-row-1')).toHaveTextContent('+5');
+    const rows = within(screen.getByRole('dialog')).getAllByTestId(/^adjustment-row-/);
+    expect(rows[0]).toBe(first);
+    expect(b.argsOf('list_adjustments')[0]).toEqual({ petId: 1, page: { limit: 20, offset: 0 } });
+  });
+});

@@ -1,0 +1,106 @@
+import { render, screen, waitFor } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { describe, expect, it, vi } from 'vitest';
+
+import type { SettingsView } from '../src/lib/bindings/SettingsView';
+import SettingsScreen from '../src/screens/SettingsScreen.svelte';
+import { localStatus, mockBackend, type Handler } from './backend';
+
+const REMOTE: SettingsView = {
+  hasRemoteKey: true,
+  backend: 'remote',
+  baseUrl: 'http://shop-server.lan:8787',
+  localApi: { enabled: true, port: 8787 },
+};
+
+function backend(view: SettingsView = REMOTE, more: Record<string, Handler> = {}) {
+  return mockBackend({
+    get_settings: () => view,
+    save_settings: ({ settings }) => ({ ...settings, remoteKey: undefined, hasRemoteKey: true }),
+    test_connection: () => ({ ok: false, message: 'Could not connect: connection refused' }),
+    get_status: () => localStatus(),
+    get_local_api_key: () => 'local-secret-key-123',
+    regenerate_local_api_key: () => 'fresh-key-456',
+    ...more,
+  });
+}
+
+describe('Settings screen', () => {
+  it('never shows the saved remote key: the field is blank, masked, and says it is kept', async () => {
+    backend();
+    render(SettingsScreen);
+    const key = await screen.findByTestId('remote-key');
+    expect(key).toHaveAttribute('type', 'password');
+    expect(key).toHaveValue('');
+    expect(key).toHaveAttribute('placeholder', 'saved — leave blank to keep');
+    expect(screen.getByTestId('base-url')).toHaveValue('http://shop-server.lan:8787');
+    expect(screen.getByTestId('backend-remote')).toBeChecked();
+  });
+
+  it('sends remoteKey null when the key is left blank, and the typed key otherwise', async () => {
+    const b = backend();
+    render(SettingsScreen);
+    await userEvent.click(await screen.findByTestId('save-settings'));
+    await waitFor(() => expect(b.argsOf('save_settings')).toHaveLength(1));
+    expect(b.argsOf('save_settings')[0]).toEqual({
+      settings: {
+        backend: 'remote',
+        baseUrl: 'http://shop-server.lan:8787',
+        remoteKey: null,
+        localApi: { enabled: true, port: 8787 },
+      },
+    });
+    await userEvent.type(screen.getByTestId('remote-key'), 'new-key{Enter}');
+    await waitFor(() => expect(b.argsOf('save_settings')).toHaveLength(2));
+    expect(b.argsOf('save_settings')[1].settings.remoteKey).toBe('new-key');
+    // After saving, the field is blank again: the key is not kept in the page.
+    await waitFor(() => expect(screen.getByTestId('remote-key')).toHaveValue(''));
+  });
+
+  it('saving refreshes the status bar data', async () => {
+    const b = backend();
+    render(SettingsScreen);
+    const port = await screen.findByTestId('local-api-port');
+    await userEvent.clear(port);
+    await userEvent.type(port, '9090');
+    await userEvent.click(screen.getByTestId('save-settings'));
+    await waitFor(() => expect(b.countOf('get_status')).toBeGreaterThan(0));
+    expect(b.argsOf('save_settings')[0].settings.localApi).toEqual({ enabled: true, port: 9090 });
+  });
+
+  it('shows the test-connection report', async () => {
+    const b = backend();
+    render(SettingsScreen);
+    await userEvent.click(await screen.findByTestId('test-connection'));
+    expect(await screen.findByTestId('connection-report')).toHaveTextContent('Could not connect: connection refused');
+    expect(b.argsOf('test_connection')).toEqual([{ baseUrl: 'http://shop-server.lan:8787', remoteKey: null }]);
+  });
+
+  it('remote fields appear only for the remote backend', async () => {
+    backend({ ...REMOTE, backend: 'local', hasRemoteKey: false });
+    render(SettingsScreen);
+    await screen.findByTestId('save-settings');
+    expect(screen.queryByTestId('base-url')).not.toBeInTheDocument();
+    await userEvent.click(screen.getByTestId('backend-remote'));
+    expect(screen.getByTestId('remote-key')).toHaveAttribute('placeholder', "the server's API key");
+  });
+
+  it('the local key is masked until Show, copied with Copy, and regenerated after confirmation', async () => {
+    const b = backend();
+    const writeText = vi.fn().mockResolvedValue(undefined);
+    Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true });
+    render(SettingsScreen);
+    const key = await screen.findByTestId('local-api-key');
+    expect(key).not.toHaveTextContent('local-secret-key-123');
+    expect(b.countOf('get_local_api_key')).toBe(0);
+    await userEvent.click(screen.getByTestId('show-key'));
+    await waitFor(() => expect(key).toHaveTextContent('local-secret-key-123'));
+    await userEvent.click(screen.getByTestId('copy-key'));
+    await waitFor(() => expect(writeText).toHaveBeenCalledWith('local-secret-key-123'));
+    await userEvent.click(screen.getByTestId('regenerate-key'));
+    expect(b.countOf('regenerate_local_api_key')).toBe(0);
+    await userEvent.click(screen.getByTestId('confirm'));
+    await waitFor(() => expect(key).toHaveTextContent('fresh-key-456'));
+    expect(screen.getByText(/Authorization: Bearer <key>/)).toBeInTheDocument();
+  });
+});

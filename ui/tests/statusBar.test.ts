@@ -1,0 +1,51 @@
+import { render, screen, waitFor } from '@testing-library/svelte';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+import StatusBar from '../src/components/StatusBar.svelte';
+import { status } from '../src/lib/status.svelte';
+import { localStatus, mockBackend } from './backend';
+
+describe('Status bar', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('shows the backend, reachability and the local API address', async () => {
+    mockBackend({ get_status: () => localStatus() });
+    render(StatusBar);
+    await status.refresh();
+    expect(await screen.findByTestId('status-backend')).toHaveTextContent('Local database · /data/petstore.db');
+    expect(screen.getByTestId('status-reachable')).toHaveTextContent('Reachable');
+    expect(screen.getByTestId('status-local-api')).toHaveTextContent('http://127.0.0.1:8787');
+  });
+
+  it('shows a busy port and an unreachable remote', async () => {
+    mockBackend({
+      get_status: () =>
+        localStatus({
+          backend: 'remote',
+          target: 'http://shop-server.lan:8787',
+          reachable: false,
+          message: 'connection refused',
+          localApi: { enabled: true, address: null, error: 'port 8787 is already in use' },
+        }),
+    });
+    render(StatusBar);
+    await status.refresh();
+    await waitFor(() => expect(screen.getByTestId('status-local-api')).toHaveTextContent('port 8787 is already in use'));
+    expect(screen.getByTestId('status-backend')).toHaveTextContent('Remote server · http://shop-server.lan:8787');
+    expect(screen.getByTestId('status-reachable')).toHaveTextContent('Not reachable: connection refused');
+  });
+
+  it('polls get_status every 10 seconds', async () => {
+    vi.useFakeTimers();
+    const b = mockBackend({ get_status: () => localStatus() });
+    const stop = status.start();
+    expect(b.countOf('get_status')).toBe(1);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(b.countOf('get_status')).toBe(2);
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect(b.countOf('get_status')).toBe(4);
+    stop();
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(b.countOf('get_status')).toBe(4);
+  });
+});
