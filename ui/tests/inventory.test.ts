@@ -82,6 +82,19 @@ describe('Inventory screen', () => {
     await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
   });
 
+  it('an adjustment cannot remove more than is in stock: the limit is named, nothing is sent', async () => {
+    const b = backend();
+    render(InventoryScreen);
+    await userEvent.click(await screen.findByTestId('adjust-stock-1'));
+    const dialog = screen.getByRole('dialog', { name: 'Adjust stock of Rex' });
+    const delta = within(dialog).getByTestId('adjust-delta');
+    await userEvent.clear(delta);
+    await userEvent.type(delta, '-5');
+    await userEvent.type(within(dialog).getByTestId('adjust-reason'), 'Miscount{Enter}');
+    expect(await within(dialog).findByText(/you can remove at most 4/)).toBeInTheDocument();
+    expect(b.countOf('adjust_inventory')).toBe(0);
+  });
+
   it('sets the count from the Set count dialog', async () => {
     const b = backend();
     render(InventoryScreen);

@@ -176,4 +176,16 @@ describe('Pets screen', () => {
     await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
     expect(b.argsOf('place_order')).toEqual([{ order: { petId: 1, quantity: 2, shipDate: null, complete: false } }]);
   });
+
+  it('a pet that is not available cannot be ordered from its row: the buttons say so', async () => {
+    const b = backend({ get_inventory: () => stockItem(3, 'Tom', 0, { status: 'sold' }) });
+    render(PetsScreen);
+    await screen.findByTestId('pet-row-3');
+    await userEvent.click(screen.getByTestId('order-pet-3'));
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByText(/this one is sold/)).toBeInTheDocument();
+    expect(within(dialog).getByTestId('place-order')).toBeDisabled();
+    expect(within(dialog).getByTestId('counter-sale')).toBeDisabled();
+    expect(b.countOf('place_order')).toBe(0);
+  });
 });

@@ -24,7 +24,7 @@ export function toCommandError(value: unknown): CommandError {
 
 /** What staff can do about the conflicts the business rules produce (DESIGN.md 4). */
 const HINTS: Partial<Record<ErrorCode, string>> = {
-  insufficient_stock: 'Add stock on the Inventory screen, or order fewer.',
+  insufficient_stock: 'Not enough in stock for that: add stock first, or take fewer.',
   pet_not_available: 'Only available pets can be ordered.',
   order_completed: 'A completed order can no longer be changed or cancelled.',
   category_in_use: 'Move its pets to another category, or delete them, first.',
