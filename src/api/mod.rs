@@ -4,6 +4,7 @@
 mod access;
 mod categories;
 mod deprecation;
+mod docs;
 mod error;
 mod extract;
 mod inventory;
@@ -77,7 +78,10 @@ pub fn operations() -> Vec<Operation> {
 /// The whole API for `state`, with its middleware.
 pub fn router(state: AppState, request_timeout: Duration) -> Router {
     let protected = protected().router.route_layer(from_fn_with_state(state.clone(), access::require_key));
-    let app = protected.merge(service::routes(Routes::new()).router).fallback(service::no_route);
+    let app = protected
+        .merge(service::routes(Routes::new()).router)
+        .merge(docs::router())
+        .fallback(service::no_route);
     middleware::apply(app, state.clone(), request_timeout).with_state(state)
 }
 

@@ -102,5 +102,6 @@ describe('Settings screen', () => {
     await userEvent.click(screen.getByTestId('confirm'));
     await waitFor(() => expect(key).toHaveTextContent('fresh-key-456'));
     expect(screen.getByText(/Authorization: Bearer <key>/)).toBeInTheDocument();
+    expect(screen.getByTestId('local-api-docs')).toHaveTextContent('http://127.0.0.1:8787/docs');
   });
 });
