@@ -31,7 +31,7 @@ serve: server
 ## test: every suite: lints, Rust unit/integration/command tests, UI tests, the OpenAPI
 ## validator, the API reference page in Chromium, the end-to-end tests of the real app
 ## under Xvfb, and the .deb it ships (built in release mode, unpacked and started)
-test: deps ui lint workflows-lint test-rust test-ui openapi-lint docs-test e2e bundle-test
+test: deps ui lint workflows-lint test-rust keyring-test test-ui openapi-lint docs-test crash-test e2e bundle-test
 
 deps:
 	@.ci/install-deps
@@ -70,6 +70,29 @@ $(VENV)/.openapi-validator:
 .PHONY: workflows-lint
 workflows-lint:
 	.ci/lint-workflows
+
+## keyring-test: the remote-key command tests against a real Secret Service: gnome-keyring
+## started headless and unlocked in its own D-Bus session (dbus-run-session); the key must
+## be in the keyring and in no file, then in the 0600 file (with the reason shown) once the
+## keyring is locked
+.PHONY: keyring-test
+keyring-test: ui
+	src-tauri/tests/keyring-session.sh
+
+## crash-test: petstore-server and the desktop app killed with SIGKILL mid-load, round after
+## round (tests/crash/); 10 server and 3 app rounds, PETSTORE_CRASH_ROUNDS / _APP_ROUNDS for more
+.PHONY: crash-test soak
+crash-test: ui
+	$(CARGO) build --locked -p petstore-desktop --bin petstore-desktop
+	NO_AT_BRIDGE=1 xvfb-run -a -s "-screen 0 1280x800x24 -nolisten tcp" dbus-run-session -- \
+		$(CARGO) test --locked --test crash -- --include-ignored --nocapture
+
+## soak: the long runs of the reliability suites (docs/RELIABILITY.md)
+SOAK_CRASH_ROUNDS ?= 200
+SOAK_CRASH_APP_ROUNDS ?= 25
+soak: ui
+	PETSTORE_CRASH_ROUNDS=$(SOAK_CRASH_ROUNDS) PETSTORE_CRASH_APP_ROUNDS=$(SOAK_CRASH_APP_ROUNDS) \
+		$(MAKE) --no-print-directory crash-test
 
 ## docs-test: the /docs API reference of the real server in headless Chromium
 .PHONY: docs-test

@@ -37,6 +37,21 @@ pub fn generate() -> String {
     format!("psk_{}", hex::encode(bytes))
 }
 
+/// SHA-256 of a key: all the server keeps of it. A key carries at least 128 random bits,
+/// so an unsalted fast hash is enough; a stolen table cannot be turned back into keys.
+pub fn hash(secret: &str) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(secret.as_bytes()).into()
+}
+
+/// The start of a generated key, safe to show in listings so that people can tell keys
+/// apart: `psk_` and 8 hex digits, 32 of the key's 256 bits.
+pub fn prefix(secret: &str) -> String {
+    secret.chars().take(PREFIX_CHARS).collect()
+}
+
+const PREFIX_CHARS: usize = "psk_".len() + 8;
+
 pub fn validate(key: &str) -> Result<&str, KeyError> {
     let key = key.trim();
     if key.chars().count() < MIN_KEY_CHARS { Err(KeyError::TooShort) } else { Ok(key) }
@@ -102,6 +117,14 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         }
+    }
+
+    #[test]
+    fn the_prefix_shows_a_sliver_and_the_hash_none() {
+        let key = generate();
+        assert_eq!(prefix(&key).len(), 12);
+        assert!(key.starts_with(&prefix(&key)) && prefix(&key).starts_with("psk_"));
+        assert_ne!(hash(&key), hash(&generate()));
     }
 
     #[test]

@@ -17,6 +17,11 @@ impl Clock {
         Self(Arc::new(move || at))
     }
 
+    /// A clock that reads `now`, for tests that move time along.
+    pub fn from_fn(now: impl Fn() -> DateTime<Utc> + Send + Sync + 'static) -> Self {
+        Self(Arc::new(now))
+    }
+
     pub fn now(&self) -> DateTime<Utc> {
         (self.0)()
     }

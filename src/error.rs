@@ -29,6 +29,10 @@ pub enum ErrorCode {
     Gone,
     PayloadTooLarge,
     UnsupportedMediaType,
+    /// An `Idempotency-Key` sent again, within its 24 hours, with a different request.
+    IdempotencyKeyReused,
+    /// Too many failed authentications from one client; the response says when to retry.
+    RateLimited,
     Internal,
     /// Client side: the remote could not be reached at all.
     Unreachable,
@@ -55,6 +59,8 @@ impl ErrorCode {
             Gone => 410,
             PayloadTooLarge => 413,
             UnsupportedMediaType => 415,
+            IdempotencyKeyReused => 422,
+            RateLimited => 429,
             Internal => 500,
             BadResponse => 502,
             Unreachable => 503,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
-use crate::api::{self, AppState, HostPolicy, KeyRing};
+use crate::api::{self, AppState, FailedAuth, FailureLimit, HostPolicy, KeyRing};
 use crate::clock::Clock;
 use crate::store::Store;
 
@@ -22,6 +22,8 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     pub clock: Clock,
     pub request_timeout: Duration,
+    /// How many wrong keys a client may send before it is slowed down.
+    pub failed_auth: FailureLimit,
 }
 
 impl ServerConfig {
@@ -32,6 +34,7 @@ impl ServerConfig {
             allowed_hosts: Vec::new(),
             clock: Clock::system(),
             request_timeout: Duration::from_secs(30),
+            failed_auth: FailureLimit::default(),
         }
     }
 }
@@ -72,6 +75,7 @@ impl Application {
             keys: config.keys,
             hosts: Arc::new(HostPolicy::new(addr.port(), &hosts)),
             clock: config.clock,
+            failures: Arc::new(FailedAuth::new(config.failed_auth)),
         };
         Ok(Self { listener, router: api::router(state, config.request_timeout), addr })
     }
@@ -85,7 +89,8 @@ impl Application {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
         tracing::info!(addr = %self.addr, "serving the Petstore API");
-        axum::serve(self.listener, self.router)
+        // The peer address tells clients apart for slowing down wrong keys.
+        axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
             .with_graceful_shutdown(shutdown)
             .await
             .map_err(ServeError::Serve)

@@ -8,6 +8,7 @@ mod error;
 mod events;
 mod input;
 mod local_api;
+mod secret_store;
 mod settings;
 mod shell;
 
@@ -18,6 +19,7 @@ use tauri::{Manager, Runtime};
 pub use backend::{Backend, Target};
 pub use error::{CommandError, CommandResult};
 pub use local_api::{LocalApi, LocalApiStatus};
+pub use secret_store::RemoteKeyStorage;
 pub use settings::{BackendKind, LocalApiSettings, Settings, SettingsInput, SettingsView};
 pub use shell::{ConnectionReport, Shell, Status};
 

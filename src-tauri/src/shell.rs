@@ -1,7 +1,7 @@
 //! Everything the commands share: the switchable backend, the local API and the settings
 //! that decide both.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -9,11 +9,12 @@ use petstore::client::{Client, ClientConfig};
 use petstore::domain::Page;
 use petstore::{Petstore, Store};
 use serde::Serialize;
-use tauri::{AppHandle, Runtime};
+use tauri::{AppHandle, Manager, Runtime};
 
 use crate::backend::{Backend, Target};
 use crate::error::{CommandError, CommandResult};
 use crate::local_api::{LocalApi, LocalApiStatus};
+use crate::secret_store::{RemoteKeyStorage, SecretStore};
 use crate::settings::{BackendKind, Settings, SettingsInput, SettingsView, persist};
 
 /// How long the status bar waits for a remote before calling it unreachable.
@@ -31,6 +32,8 @@ pub struct Status {
     /// Why the backend is not reachable.
     pub message: Option<String>,
     pub local_api: LocalApiStatus,
+    /// Where the remote key is kept, in remote mode: the bar warns when it is a file.
+    pub remote_key_storage: Option<RemoteKeyStorage>,
 }
 
 /// The answer of "Test connection".
@@ -48,6 +51,15 @@ pub struct Shell {
     local_api: LocalApi,
     /// The saved settings and remote key (the key stays here, out of the webview).
     saved: Mutex<(Settings, Option<String>)>,
+    /// Where the remote key is kept: the OS keyring or a private file.
+    secrets: Arc<SecretStore>,
+}
+
+/// What saving settings does to the remote key.
+enum KeyChange {
+    Keep,
+    Replace(String),
+    Forget,
 }
 
 impl Shell {
@@ -60,11 +72,21 @@ impl Shell {
         default_port: u16,
     ) -> Result<Self, Box<dyn std::error::Error>> {
         let store = Store::open(dir.join("petstore.db"))?;
-        let (settings, remote_key) = persist::load(&app, &dir, default_port)?;
+        let (settings, legacy_key) = persist::load(&app, &dir, default_port)?;
+        let default_dir = app.path().app_data_dir().ok();
+        let secrets = SecretStore::open(&dir, SecretStore::account_for(&dir, default_dir.as_deref()));
+        let remote_key = match legacy_key {
+            Some(key) => migrate_legacy_key(&app, &dir, &secrets, key),
+            None => secrets.load().unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "the saved remote key cannot be read");
+                None
+            }),
+        };
         let shell = Self {
             backend: Backend::new(store.clone()),
             local_api: LocalApi::new(&dir),
             saved: Mutex::new((settings.clone(), remote_key.clone())),
+            secrets: Arc::new(secrets),
             dir,
         };
         if let Err(e) = shell.switch_backend(&settings, remote_key.as_deref()) {
@@ -88,8 +110,14 @@ impl Shell {
     }
 
     pub fn settings(&self) -> SettingsView {
+        let (remote_key_storage, keyring_error) = self.secrets.storage();
         let saved = self.saved.lock().unwrap_or_else(|p| p.into_inner());
-        SettingsView { settings: saved.0.clone(), has_remote_key: saved.1.is_some() }
+        SettingsView {
+            settings: saved.0.clone(),
+            has_remote_key: saved.1.is_some(),
+            remote_key_storage,
+            keyring_error,
+        }
     }
 
     /// Validates, applies and saves new settings; nothing changes if any part is invalid.
@@ -100,16 +128,37 @@ impl Shell {
     ) -> CommandResult<SettingsView> {
         let previous = self.saved.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let base_url = input.base_url.map(|u| u.trim().to_owned()).filter(|u| !u.is_empty());
-        let remote_key = match input.remote_key.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty()) {
-            Some(key) => Some(key),
-            None => previous.1.clone(),
+        let change = match input.remote_key.map(|k| k.trim().to_owned()) {
+            None => KeyChange::Keep,
+            Some(key) if key.is_empty() => KeyChange::Forget,
+            Some(key) => KeyChange::Replace(key),
+        };
+        let remote_key = match &change {
+            KeyChange::Keep => previous.1.clone(),
+            KeyChange::Replace(key) => Some(key.clone()),
+            KeyChange::Forget => None,
         };
         if input.local_api.port == 0 {
             return Err(CommandError::validation("the local API port must be between 1 and 65535"));
         }
         let settings = Settings { backend: input.backend, base_url, local_api: input.local_api };
-        self.switch_backend(&settings, remote_key.as_deref())?;
-        persist::save(app, &self.dir, &settings, remote_key.as_deref())?;
+        // Validate before anything is kept: a key for an unusable remote is not stored.
+        let remote = backend_client(&settings, remote_key.as_deref())?;
+        let secrets = self.secrets.clone();
+        let same_key = remote_key == previous.1;
+        tauri::async_runtime::spawn_blocking(move || match change {
+            KeyChange::Replace(key) if !same_key => secrets.save(&key),
+            KeyChange::Forget => secrets.clear(),
+            _ => Ok(()),
+        })
+        .await
+        .map_err(CommandError::internal)?
+        .map_err(CommandError::internal)?;
+        persist::save(app, &self.dir, &settings)?;
+        match remote {
+            Some(client) => self.backend.use_remote(client),
+            None => self.backend.use_local(),
+        }
         if settings.local_api != previous.0.local_api {
             let local = self.backend.local().clone();
             self.local_api.apply(local, settings.local_api.enabled, settings.local_api.port).await;
@@ -119,11 +168,9 @@ impl Shell {
     }
 
     fn switch_backend(&self, settings: &Settings, remote_key: Option<&str>) -> CommandResult<()> {
-        match settings.backend {
-            BackendKind::Local => self.backend.use_local(),
-            BackendKind::Remote => {
-                self.backend.use_remote(remote_client(settings.base_url.as_deref(), remote_key)?)
-            }
+        match backend_client(settings, remote_key)? {
+            Some(client) => self.backend.use_remote(client),
+            None => self.backend.use_local(),
         }
         Ok(())
     }
@@ -153,6 +200,7 @@ impl Shell {
                 reachable: true,
                 message: None,
                 local_api,
+                remote_key_storage: None,
             },
             Target::Remote { base_url } => {
                 let probed = probe(self.current().as_ref()).await;
@@ -162,6 +210,7 @@ impl Shell {
                     reachable: probed.is_ok(),
                     message: probed.err(),
                     local_api,
+                    remote_key_storage: Some(self.secrets.storage().0),
                 }
             }
         }
@@ -171,6 +220,32 @@ impl Shell {
 /// A person is waiting at the counter: a remote that does not answer within this is
 /// reported rather than waited for.
 const REMOTE_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The remote client `settings` ask for; `None` in local mode.
+fn backend_client(settings: &Settings, remote_key: Option<&str>) -> CommandResult<Option<Client>> {
+    match settings.backend {
+        BackendKind::Local => Ok(None),
+        BackendKind::Remote => remote_client(settings.base_url.as_deref(), remote_key).map(Some),
+    }
+}
+
+/// Moves a remote key an earlier version kept in `settings.json` to the secret store and
+/// deletes it there. Until it is safely stored elsewhere it stays where it is.
+fn migrate_legacy_key<R: Runtime>(
+    app: &AppHandle<R>,
+    dir: &Path,
+    secrets: &SecretStore,
+    key: String,
+) -> Option<String> {
+    match secrets.save(&key) {
+        Ok(()) => match persist::remove_legacy_key(app, dir) {
+            Ok(()) => tracing::info!("moved the remote key out of settings.json"),
+            Err(e) => tracing::warn!(error = %e.message, "the remote key is still in settings.json"),
+        },
+        Err(e) => tracing::warn!(error = %e, "the remote key cannot be moved out of settings.json"),
+    }
+    Some(key)
+}
 
 fn remote_client(base_url: Option<&str>, key: Option<&str>) -> CommandResult<Client> {
     let base_url =

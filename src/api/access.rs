@@ -1,18 +1,22 @@
 //! Who may talk to the API: the DNS-rebinding defence (Host and Origin) for every request,
-//! and Bearer keys for every operation but the service ones.
+//! and Bearer keys for every operation but the service ones: the operator's keys, which may
+//! do everything, and the named keys of the database, each with its scope.
 
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::http::{HeaderMap, header};
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 use super::error::ApiError;
+use super::failures::retry_after_secs;
 use super::state::AppState;
+use crate::api_key;
 use crate::error::ErrorCode;
+use crate::store::{KeyMatch, Scope};
 
 /// The Host names a request may carry, with the port the server listens on. A page on
 /// another site that resolves its own name to 127.0.0.1 (DNS rebinding) still sends its
@@ -74,7 +78,8 @@ fn judge(policy: &HostPolicy, headers: &HeaderMap) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// The accepted API keys, kept only as SHA-256 hashes.
+/// The operator's keys (the key file or `PETSTORE_API_KEY`, and the desktop app's own key),
+/// kept only as SHA-256 hashes. They may do everything; named keys live in the database.
 #[derive(Clone)]
 pub struct KeyRing {
     hashes: Arc<Vec<[u8; 32]>>,
@@ -82,41 +87,122 @@ pub struct KeyRing {
 
 impl KeyRing {
     pub fn from_secrets<'a>(secrets: impl IntoIterator<Item = &'a str>) -> Self {
-        Self { hashes: Arc::new(secrets.into_iter().map(hash).collect()) }
+        Self { hashes: Arc::new(secrets.into_iter().map(api_key::hash).collect()) }
     }
 
     /// Compares against every key in constant time, so timing says nothing about how close
     /// a guess came or which key it resembled.
     pub fn accepts(&self, presented: &str) -> bool {
-        let presented = hash(presented);
+        let presented = api_key::hash(presented);
         self.hashes.iter().fold(subtle::Choice::from(0), |found, key| found | key.ct_eq(&presented)).into()
     }
-}
-
-fn hash(secret: &str) -> [u8; 32] {
-    Sha256::digest(secret.as_bytes()).into()
 }
 
 /// Query parameter names that would carry a key in a URL, where it ends up in logs and
 /// browser history. They are refused outright, never tried.
 const KEY_PARAMS: &[&str] = &["api_key", "apikey", "key", "access_token", "token"];
 
+/// Who sent a request, once their key is known.
+struct Holder {
+    /// `None` for an operator key.
+    name: Option<String>,
+    scope: Scope,
+}
+
+enum Refusal {
+    /// A key in the URL: refused without being tried, so it is no guess and is not counted
+    /// (the request may carry a right key in its header too).
+    InUrl(&'static str),
+    /// No key at all: not a guess, so not counted, but refused like one while the client
+    /// is being slowed down.
+    NoKey(&'static str),
+    /// A key that is not (or no longer) valid.
+    WrongKey(&'static str),
+    Failed(crate::Error),
+}
+
+/// The one place that decides whether a request may run: its key must be valid, a `read`
+/// key may only read, and a client guessing keys is slowed down.
 pub async fn require_key(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let client = req
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED), |info| info.0.ip());
+    let now = state.clock.now();
     let unauthorized = |message: &str| ApiError::new(ErrorCode::Unauthorized, message).into_response();
+    let holder = match presented_key(&req) {
+        Ok(key) => authenticate(&state, &key).await,
+        Err(refusal) => Err(refusal),
+    };
+    match holder {
+        Ok(holder) if holder.scope.can_write() || is_read(req.method()) => next.run(req).await,
+        Ok(holder) => ApiError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "the API key {:?} has the {} scope and may only call GET operations; {} needs a write key",
+                holder.name.unwrap_or_default(),
+                holder.scope,
+                req.method()
+            ),
+        )
+        .into_response(),
+        Err(Refusal::InUrl(message)) => unauthorized(message),
+        Err(Refusal::NoKey(message)) => match state.failures.blocked(client, now) {
+            Some(wait) => too_many(wait),
+            None => unauthorized(message),
+        },
+        Err(Refusal::WrongKey(message)) => match state.failures.record(client, now) {
+            Some(wait) => too_many(wait),
+            None => unauthorized(message),
+        },
+        Err(Refusal::Failed(error)) => ApiError(error).into_response(),
+    }
+}
+
+fn is_read(method: &Method) -> bool {
+    method == Method::GET || method == Method::HEAD
+}
+
+/// The key a request carries, refusing one in the URL.
+fn presented_key(req: &Request) -> Result<String, Refusal> {
     let query = req.uri().query().unwrap_or("");
     if url::form_urlencoded::parse(query.as_bytes()).any(|(name, _)| KEY_PARAMS.contains(&name.as_ref())) {
-        return unauthorized("API keys are not accepted in the URL; send Authorization: Bearer <key>");
+        return Err(Refusal::InUrl("API keys are not accepted in the URL; send Authorization: Bearer <key>"));
     }
-    let bearer = req
-        .headers()
+    req.headers()
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
-    match bearer {
-        None => unauthorized("this operation needs an API key: send Authorization: Bearer <key>"),
-        Some(key) if state.keys.accepts(key.trim()) => next.run(req).await,
-        Some(_) => unauthorized("the API key is not valid"),
+        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
+        .map(|key| key.trim().to_owned())
+        .ok_or(Refusal::NoKey("this operation needs an API key: send Authorization: Bearer <key>"))
+}
+
+async fn authenticate(state: &AppState, presented: &str) -> Result<Holder, Refusal> {
+    if state.keys.accepts(presented) {
+        return Ok(Holder { name: None, scope: Scope::Write });
     }
+    match state.store.find_key(api_key::hash(presented)).await.map_err(Refusal::Failed)? {
+        KeyMatch::Active(key) => {
+            tracing::debug!(key = %key.name, scope = %key.scope, "authenticated with a named key");
+            Ok(Holder { name: Some(key.name), scope: key.scope })
+        }
+        KeyMatch::Revoked { name } => {
+            tracing::info!(key = %name, "refused a request with the revoked API key");
+            Err(Refusal::WrongKey("the API key was revoked"))
+        }
+        KeyMatch::Unknown => Err(Refusal::WrongKey("the API key is not valid")),
+    }
+}
+
+fn too_many(wait: std::time::Duration) -> Response {
+    let secs = retry_after_secs(wait);
+    let message = format!(
+        "too many failed authentications from this address; requests without a valid API key \
+         are refused for {secs} s more"
+    );
+    let mut response = ApiError::new(ErrorCode::RateLimited, message).into_response();
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    response
 }
 
 #[cfg(test)]

@@ -1,12 +1,14 @@
 //! The layers every request passes, outermost first: panic catching, request ids,
-//! tracing, the Host/Origin check, the deprecation headers, a timeout and the body limit.
+//! tracing, the Host/Origin check, the deprecation headers, a timeout, reading the body
+//! and the body limit.
 //! Whatever the framework itself refuses (unknown route, wrong method, timeout, oversize
 //! body) is rewritten into the contract's Error object on the way out.
 
+use std::pin::Pin;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, HttpBody};
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{HeaderName, StatusCode, header};
 use axum::middleware::{Next, from_fn, from_fn_with_state};
@@ -53,8 +55,40 @@ pub fn apply(router: Router<AppState>, state: AppState, timeout: Duration) -> Ro
             .layer(from_fn_with_state(state.clone(), access::check_host_and_origin))
             .layer(from_fn_with_state(state, deprecation::deprecated_get_pet))
             .layer(TimeoutLayer::with_status_code(StatusCode::REQUEST_TIMEOUT, timeout))
+            .layer(from_fn(read_body_first))
             .layer(DefaultBodyLimit::max(BODY_LIMIT)),
     )
+}
+
+/// How much of a request body is read at most. Beyond it the connection is cut.
+const DRAIN_LIMIT: usize = 1024 * 1024;
+
+/// Reads the whole request body before anything can answer, keeping only what the body
+/// limit can use (one byte past it, so an oversized body still gets its 413). hyper closes
+/// a connection whose request body was left unread, and a client still sending it then
+/// sees a reset ("broken pipe") instead of the answer: a 401 for an upload with a wrong
+/// key, a 400 for a bad id, a 415, a 413. The timeout above bounds the reading.
+async fn read_body_first(req: Request, next: Next) -> Response {
+    let (parts, mut body) = req.into_parts();
+    if body.is_end_stream() {
+        return next.run(Request::from_parts(parts, body)).await;
+    }
+    let mut kept = Vec::new();
+    let mut seen = 0usize;
+    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+        let Ok(frame) = frame else {
+            // The client broke off; nobody will read the answer.
+            return ApiError::new(ErrorCode::InvalidJson, "the request body broke off").into_response();
+        };
+        let Ok(data) = frame.into_data() else { continue };
+        seen = seen.saturating_add(data.len());
+        let room = (BODY_LIMIT + 1).saturating_sub(kept.len());
+        kept.extend_from_slice(&data[..data.len().min(room)]);
+        if seen > DRAIN_LIMIT {
+            break;
+        }
+    }
+    next.run(Request::from_parts(parts, Body::from(kept))).await
 }
 
 /// Gives framework-made error responses (which have no JSON body) the Error object,
@@ -119,6 +153,7 @@ mod tests {
             keys: KeyRing::from_secrets(["k"]),
             hosts: Arc::new(HostPolicy::new(80, &[])),
             clock: Clock::system(),
+            failures: Default::default(),
         };
         let routes = Router::new()
             .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await }))

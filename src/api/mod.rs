@@ -7,6 +7,8 @@ mod deprecation;
 mod docs;
 mod error;
 mod extract;
+mod failures;
+mod idempotency;
 mod inventory;
 mod middleware;
 mod orders;
@@ -27,6 +29,7 @@ pub use access::{HostPolicy, KeyRing};
 pub use deprecation::{deprecated_since, sunset};
 pub use error::ApiError;
 pub use extract::{BODY_LIMIT, parse_body};
+pub use failures::{FailedAuth, FailureLimit};
 pub use state::AppState;
 
 /// One operation the router serves, as the OpenAPI document names it.

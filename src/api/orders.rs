@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use super::Routes;
 use super::error::ApiResult;
 use super::extract::{JsonBody, Params, PathId};
+use super::idempotency::Idempotency;
 use super::paging::list_response;
 use super::state::AppState;
 use crate::backend::Petstore;
@@ -27,8 +28,23 @@ async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<
     Ok(list_response(&uri, &params, page, orders))
 }
 
-async fn place(State(s): State<AppState>, JsonBody(new): JsonBody<NewOrder>) -> ApiResult<Response> {
-    let order = s.store.place_order(new).await?;
+/// With an `Idempotency-Key`, a retry gets the first request's response again, refusal or
+/// order, rendered by this same code so the two are identical.
+async fn place(
+    State(s): State<AppState>,
+    Idempotency(key): Idempotency,
+    JsonBody(new): JsonBody<NewOrder>,
+) -> ApiResult<Response> {
+    let order = match key {
+        None => s.store.place_order(new).await?,
+        Some(key) => {
+            let placed = s.store.place_order_once(key, new, s.clock.now()).await?;
+            if placed.replayed {
+                tracing::info!("replayed the first response to an Idempotency-Key");
+            }
+            placed.outcome?
+        }
+    };
     Ok(super::created(format!("/store/orders/{}", order.id), order))
 }
 

@@ -51,6 +51,11 @@ pub(super) fn transport(call: &Call<'_>, e: &reqwest::Error, connect: Duration, 
         // Our own request could not be built: a bug, not the remote's fault.
         return Error::internal(format!("cannot build {} {}: {e}", call.method, call.path));
     }
+    if is_not_http(e) {
+        // Something answered, but not in HTTP: another service on that port (SSH, a
+        // database) or a TLS-only port asked in plain http.
+        return call.bad_response(format_args!("something that is not HTTP ({})", innermost(e)));
+    }
     Error::new(
         ErrorCode::Unreachable,
         format!("the connection to {base} broke off during {} {}: {}", call.method, call.path, innermost(e)),
@@ -82,6 +87,18 @@ fn connect_cause(e: &reqwest::Error, connect: Duration) -> String {
         source = err.source();
     }
     innermost(e)
+}
+
+/// Whether the answer could not be parsed as HTTP at all.
+fn is_not_http(e: &reqwest::Error) -> bool {
+    let mut source = e.source();
+    while let Some(err) = source {
+        if err.downcast_ref::<hyper::Error>().is_some_and(hyper::Error::is_parse) {
+            return true;
+        }
+        source = err.source();
+    }
+    false
 }
 
 /// The deepest cause's text, which is the specific one ("certificate has expired").
@@ -204,7 +221,7 @@ mod tests {
             &call,
             StatusCode::TOO_MANY_REQUESTS,
             None,
-            br#"{"code":"rate_limited","message":"slow down"}"#,
+            br#"{"code":"too_many_cats","message":"slow down"}"#,
         );
         assert_eq!(e.code, ErrorCode::BadResponse);
         assert!(e.message.starts_with("slow down"), "{}", e.message);

@@ -24,7 +24,8 @@ impl TryFrom<i64> for Delta {
     fn try_from(v: i64) -> Result<Self, String> {
         if v == 0 {
             Err("delta must not be 0".into())
-        } else if v.abs() > StockLevel::MAX {
+        } else if !(-StockLevel::MAX..=StockLevel::MAX).contains(&v) {
+            // Not `v.abs()`: that overflows (a panic in debug builds) for i64::MIN.
             Err(format!("delta must be between -{0} and {0}, got {v}", StockLevel::MAX))
         } else {
             Ok(Self(v))
@@ -84,4 +85,19 @@ pub struct InventoryFilter {
     pub statuses: Vec<PetStatus>,
     /// Only items whose quantity is strictly below this: the low-stock view.
     pub below_quantity: Option<i64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deltas_are_non_zero_and_within_the_stock_range_even_at_the_extremes() {
+        for ok in [1, -1, StockLevel::MAX, -StockLevel::MAX] {
+            assert_eq!(Delta::try_from(ok).unwrap().get(), ok);
+        }
+        for bad in [0, StockLevel::MAX + 1, -StockLevel::MAX - 1, i64::MAX, i64::MIN] {
+            assert!(Delta::try_from(bad).is_err(), "{bad}");
+        }
+    }
 }

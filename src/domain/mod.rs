@@ -58,3 +58,34 @@ where
 {
     serde::Deserialize::deserialize(d).map(Some)
 }
+
+/// Deserializes a field that may be absent (`None`, via `#[serde(default)]`) but not
+/// `null`: PATCH fields like `status` or `quantity` have no "no value" to go back to, and
+/// the document does not mark them nullable, so an explicit `null` is refused rather than
+/// read as "leave it".
+pub(crate) fn not_null<'de, T, D>(d: D) -> Result<Option<T>, D::Error>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    serde::Deserialize::deserialize(d).map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patch_fields_that_are_not_nullable_refuse_null_but_may_be_absent() {
+        for body in [r#"{"status": null}"#, r#"{"name": null, "status": "sold"}"#] {
+            assert!(serde_json::from_str::<PetPatch>(body).is_err(), "{body}");
+        }
+        for body in [r#"{"quantity": null}"#, r#"{"complete": null, "quantity": 2}"#] {
+            assert!(serde_json::from_str::<OrderPatch>(body).is_err(), "{body}");
+        }
+        let patch: PetPatch = serde_json::from_str(r#"{"categoryId": null}"#).unwrap();
+        assert_eq!((patch.status, patch.category_id), (None, Some(None)));
+        let patch: OrderPatch = serde_json::from_str(r#"{"shipDate": null}"#).unwrap();
+        assert_eq!((patch.quantity, patch.ship_date), (None, Some(None)));
+    }
+}

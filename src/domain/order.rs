@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use super::{OrderId, PetId, Timestamp, double_option};
+use super::{OrderId, PetId, Timestamp, double_option, not_null};
 
 bounded_int! {
     /// How many of a pet one order takes.
@@ -33,11 +33,13 @@ pub struct NewOrder {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OrderPatch {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default, deserialize_with = "not_null", skip_serializing_if = "Option::is_none")]
     pub quantity: Option<Quantity>,
     #[serde(default, deserialize_with = "double_option", skip_serializing_if = "Option::is_none")]
     pub ship_date: Option<Option<Timestamp>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default, deserialize_with = "not_null", skip_serializing_if = "Option::is_none")]
     pub complete: Option<bool>,
 }
 

@@ -3,7 +3,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::{CategoryId, Description, Name, PetId, Timestamp, double_option};
+use super::{CategoryId, Description, Name, PetId, Timestamp, double_option, not_null};
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -77,11 +77,13 @@ pub struct NewPet {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PetPatch {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default, deserialize_with = "not_null", skip_serializing_if = "Option::is_none")]
     pub name: Option<Name>,
     #[serde(default, deserialize_with = "double_option", skip_serializing_if = "Option::is_none")]
     pub category_id: Option<Option<CategoryId>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default, deserialize_with = "not_null", skip_serializing_if = "Option::is_none")]
     pub status: Option<PetStatus>,
     #[serde(default, deserialize_with = "double_option", skip_serializing_if = "Option::is_none")]
     pub description: Option<Option<Description>>,

@@ -1,12 +1,18 @@
-//! Bounded text fields. Lengths count characters (not bytes) after trimming, which is what
-//! a person typing a name means by "100 characters".
+//! Bounded text fields, trimmed. Lengths count characters (not bytes), which is what a
+//! person typing a name means by "100 characters": at least the minimum after trimming
+//! (so not blank), at most the maximum as sent (the document's `maxLength`, so a client
+//! that checks the schema and the server never disagree). Control characters are refused: no
+//! one types them into a shop's records, they garble labels and terminals, and SQLite's
+//! `length()` stops at a NUL, so one would slip past the database's own checks (a name of
+//! a single NUL would fail `length(name) BETWEEN 1 AND 100` as a 500). Descriptions, which
+//! span lines, keep tab, line feed and carriage return.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 macro_rules! text_type {
-    ($name:ident, $what:literal, $min:expr, $max:expr) => {
+    ($name:ident, $what:literal, $min:expr, $max:expr, multi_line: $multi_line:expr) => {
         #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
         #[serde(try_from = "String", into = "String")]
         pub struct $name(String);
@@ -17,11 +23,17 @@ macro_rules! text_type {
 
             pub fn parse(raw: &str) -> Result<Self, String> {
                 let trimmed = raw.trim();
-                let chars = trimmed.chars().count();
-                if chars < Self::MIN_CHARS {
-                    Err(format!("{} must not be blank", $what))
+                let chars = raw.chars().count();
+                if let Some(c) = control_char(raw, $multi_line) {
+                    Err(format!(
+                        "{} must not contain control characters, found U+{:04X}",
+                        $what,
+                        u32::from(c)
+                    ))
                 } else if chars > $max {
                     Err(format!("{} must be at most {} characters, got {chars}", $what, $max))
+                } else if trimmed.chars().count() < Self::MIN_CHARS {
+                    Err(format!("{} must not be blank", $what))
                 } else {
                     Ok(Self(trimmed.to_owned()))
                 }
@@ -62,9 +74,15 @@ macro_rules! text_type {
     };
 }
 
-text_type!(Name, "name", 1, 100);
-text_type!(Reason, "reason", 1, 200);
-text_type!(Description, "description", 0, 500);
+text_type!(Name, "name", 1, 100, multi_line: false);
+text_type!(Reason, "reason", 1, 200, multi_line: false);
+text_type!(Description, "description", 0, 500, multi_line: true);
+
+/// The first control character (Unicode category Cc) of `text`, line breaks and tabs
+/// excepted in multi-line text.
+fn control_char(text: &str, multi_line: bool) -> Option<char> {
+    text.chars().find(|&c| c.is_control() && !(multi_line && matches!(c, '\t' | '\n' | '\r')))
+}
 
 impl Name {
     /// The key names are compared, sorted and searched by: lower case without accents, so
@@ -102,6 +120,22 @@ mod tests {
         assert!(Name::parse("   ").is_err());
         assert!(Name::parse(&"é".repeat(100)).is_ok());
         assert!(Name::parse(&"é".repeat(101)).is_err());
+        // The maximum holds for the text as sent, as the document's maxLength says.
+        assert!(Name::parse(&format!(" {} ", "x".repeat(99))).is_err());
+        assert_eq!(Name::parse(&format!(" {}", "x".repeat(99))).unwrap().as_str(), "x".repeat(99));
+    }
+
+    #[test]
+    fn control_characters_are_refused_but_descriptions_keep_line_breaks() {
+        for bad in ["\0", "Rex\0", "\u{1b}[31mRex", "Re\u{7f}x", "Rex\u{85}Max", "two\nlines"] {
+            let e = Name::parse(bad).unwrap_err();
+            assert!(e.contains("control characters"), "{bad:?}: {e}");
+            assert!(Reason::parse(bad).is_err(), "{bad:?}");
+        }
+        assert!(Description::parse("first line\r\n\tsecond line").is_ok());
+        assert!(Description::parse("nul \0 inside").is_err());
+        // Tab and line feed are control characters even where trimming would drop them.
+        assert!(Name::parse("\tRex\n").is_err());
     }
 
     #[test]

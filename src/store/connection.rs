@@ -8,7 +8,11 @@ use rusqlite_migration::{M, Migrations};
 
 use crate::error::{Error, Result};
 
-const MIGRATIONS: &[M<'static>] = &[M::up(include_str!("../../migrations/0001_initial.sql"))];
+const MIGRATIONS: &[M<'static>] = &[
+    M::up(include_str!("../../migrations/0001_initial.sql")),
+    M::up(include_str!("../../migrations/0002_api_keys.sql")),
+    M::up(include_str!("../../migrations/0003_idempotency_keys.sql")),
+];
 
 /// The schema version this binary writes (SQLite `user_version`).
 pub const SCHEMA_VERSION: usize = MIGRATIONS.len();

@@ -4,9 +4,12 @@
 //! pool so the async runtime never waits on the disk.
 
 mod backend;
+mod backup;
 mod categories;
 mod connection;
+mod idempotency;
 mod inventory;
+mod keys;
 mod orders;
 mod pets;
 mod query;
@@ -20,7 +23,10 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use serde::Serialize;
 use tokio::sync::broadcast;
 
+pub use backup::{RestoreError, Restored, restore};
 pub use connection::{OpenError, SCHEMA_VERSION, migrations};
+pub use idempotency::{IdempotencyKey, KEY_LIFETIME, Placed};
+pub use keys::{IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope, Secret};
 
 use crate::error::{Error, Result};
 
@@ -128,19 +134,14 @@ impl Store {
 
     /// Writes a consistent copy of the live database to `to` while other work goes on.
     /// `VACUUM INTO` reads one snapshot, so concurrent writes are either wholly in the copy
-    /// or wholly absent.
+    /// or wholly absent. The copy is private (0600, like the key files: the data is as
+    /// sensitive), synced, and never overwrites a file (see `backup.rs`).
     pub async fn backup(&self, to: &Path) -> Result<()> {
-        if to.exists() {
-            return Err(Error::validation(format!("{} already exists; not overwriting it", to.display())));
-        }
-        let target = to.to_string_lossy().into_owned();
+        let to = to.to_path_buf();
         let inner = self.inner.clone();
         blocking(move || {
             let conn = inner.take_reader()?;
-            let result = conn
-                .execute("VACUUM INTO ?1", [&target])
-                .map(drop)
-                .map_err(|e| Error::validation(format!("cannot write the backup to {target}: {e}")));
+            let result = backup::write(&conn, &to);
             inner.return_reader(conn);
             result
         })

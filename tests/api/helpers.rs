@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use petstore::Store;
-use petstore::api::KeyRing;
+use petstore::api::{FailureLimit, KeyRing};
 use petstore::clock::Clock;
 use petstore::server::{Application, ServerConfig};
 use reqwest::{Method, RequestBuilder, StatusCode, header::HeaderMap};
@@ -16,6 +16,8 @@ use tokio::sync::oneshot;
 use crate::schema;
 
 pub const KEY: &str = "test-key-0123456789abcdefghijklmnop";
+/// A second operator key, for a second client of the same server.
+pub const OTHER_KEY: &str = "test-key-other-0123456789abcdefghijk";
 
 pub struct TestApp {
     pub addr: SocketAddr,
@@ -51,16 +53,23 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_app_with(clock: Clock) -> TestApp {
+    spawn_app_limited(clock, FailureLimit::default()).await
+}
+
+/// A server that slows clients down after `limit` wrong keys.
+pub async fn spawn_app_limited(clock: Clock, limit: FailureLimit) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
     let db_path = dir.path().join("petstore.db");
-    let app = serve(&db_path, clock).await;
+    let app = serve(&db_path, clock, limit).await;
     TestApp { dir, ..app }
 }
 
-async fn serve(db_path: &std::path::Path, clock: Clock) -> TestApp {
+async fn serve(db_path: &std::path::Path, clock: Clock, limit: FailureLimit) -> TestApp {
     let store = Store::open(db_path).unwrap();
-    let mut config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([KEY]));
+    let mut config =
+        ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([KEY, OTHER_KEY]));
     config.clock = clock;
+    config.failed_auth = limit;
     let app = Application::bind(store, config).await.unwrap();
     let addr = app.local_addr();
     let (tx, rx) = oneshot::channel();
@@ -145,7 +154,7 @@ impl TestApp {
         self.stop().await;
         let db_path = self.db_path.clone();
         let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
-        let app = serve(&db_path, clock).await;
+        let app = serve(&db_path, clock, FailureLimit::default()).await;
         TestApp { dir, ..app }
     }
 

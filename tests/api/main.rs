@@ -1,7 +1,9 @@
 //! Integration tests of the core, compiled into one binary (see STYLE.md). Every test talks
 //! to real things: a real SQLite file and a real server on port 0.
 
+mod access;
 mod auth;
+mod backup;
 mod categories;
 mod cli;
 mod concurrency;
@@ -9,12 +11,16 @@ mod contract;
 mod deprecation;
 mod docs;
 mod errors;
+mod fuzz;
 mod helpers;
+mod idempotency;
 mod inventory;
+mod keys;
 mod migrations;
 mod model;
 mod openapi;
 mod orders;
 mod pets;
 mod schema;
+mod upgrade;
 mod versions;

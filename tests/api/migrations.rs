@@ -44,3 +44,45 @@ fn a_file_that_is_not_a_database_is_refused_clearly() {
     let error = Store::open(&path).err().unwrap();
     assert!(matches!(error, OpenError::NotADatabase { .. }), "{error}");
 }
+
+/// What a newer Petstore really leaves behind: a WAL-mode database with data, closed
+/// cleanly. Opening it must not write a byte, and must leave no -wal or -shm beside it.
+#[test]
+fn a_real_newer_database_in_wal_mode_is_refused_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("petstore.db");
+    drop(Store::open(&path).unwrap());
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(&format!(
+            "INSERT INTO categories (name, name_folded, created_at) VALUES ('Dogs', 'dogs', '2030-01-01T00:00:00Z');
+             CREATE TABLE from_the_future (x);
+             PRAGMA user_version = {};",
+            SCHEMA_VERSION + 1
+        ))
+        .unwrap();
+        let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
+        assert_eq!(mode, "wal");
+    }
+    let files = |dir: &std::path::Path| {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(files(dir.path()), ["petstore.db"], "closed cleanly: no -wal, no -shm");
+    let before = std::fs::read(&path).unwrap();
+
+    for _ in 0..2 {
+        let error = Store::open(&path).err().expect("a newer schema is refused");
+        assert!(
+            matches!(error, OpenError::NewerSchema { found, .. } if found == SCHEMA_VERSION + 1),
+            "{error}"
+        );
+        assert!(error.to_string().contains("left untouched"), "{error}");
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before, "not one byte changed");
+    assert_eq!(files(dir.path()), ["petstore.db"], "no -wal or -shm left behind");
+}

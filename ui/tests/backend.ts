@@ -78,5 +78,6 @@ export const localStatus = (more: Partial<Status> = {}): Status => ({
   reachable: true,
   message: null,
   localApi: { enabled: true, address: 'http://127.0.0.1:8787', error: null },
+  remoteKeyStorage: null,
   ...more,
 });

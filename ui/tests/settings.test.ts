@@ -8,6 +8,8 @@ import { localStatus, mockBackend, type Handler } from './backend';
 
 const REMOTE: SettingsView = {
   hasRemoteKey: true,
+  remoteKeyStorage: 'keyring',
+  keyringError: null,
   backend: 'remote',
   baseUrl: 'http://shop-server.lan:8787',
   localApi: { enabled: true, port: 8787 },
@@ -16,7 +18,13 @@ const REMOTE: SettingsView = {
 function backend(view: SettingsView = REMOTE, more: Record<string, Handler> = {}) {
   return mockBackend({
     get_settings: () => view,
-    save_settings: ({ settings }) => ({ ...settings, remoteKey: undefined, hasRemoteKey: true }),
+    save_settings: ({ settings }) => ({
+      ...settings,
+      remoteKey: undefined,
+      hasRemoteKey: settings.remoteKey !== '',
+      remoteKeyStorage: view.remoteKeyStorage,
+      keyringError: view.keyringError,
+    }),
     test_connection: () => ({ ok: false, message: 'Could not connect: connection refused' }),
     get_status: () => localStatus(),
     get_local_api_key: () => 'local-secret-key-123',
@@ -55,6 +63,52 @@ describe('Settings screen', () => {
     expect(b.argsOf('save_settings')[1].settings.remoteKey).toBe('new-key');
     // After saving, the field is blank again: the key is not kept in the page.
     await waitFor(() => expect(screen.getByTestId('remote-key')).toHaveValue(''));
+  });
+
+  it('says where the remote key is kept: the keyring, or a file with a warning and why', async () => {
+    backend();
+    const keyring = render(SettingsScreen);
+    expect(await screen.findByTestId('remote-key-storage')).toHaveTextContent('Kept in the system keyring.');
+    expect(screen.getByTestId('remote-key-storage')).not.toHaveClass('warn');
+    keyring.unmount();
+
+    backend({ ...REMOTE, remoteKeyStorage: 'file' });
+    const file = render(SettingsScreen);
+    const note = await screen.findByTestId('remote-key-storage');
+    expect(note).toHaveTextContent('Kept in a file readable only by you (no system keyring found).');
+    expect(note).toHaveClass('warn');
+    file.unmount();
+
+    backend({ ...REMOTE, remoteKeyStorage: 'file', keyringError: 'Cannot create an item in a locked collection' });
+    render(SettingsScreen);
+    const refused = await screen.findByTestId('remote-key-storage');
+    expect(refused).toHaveTextContent(
+      'Kept in a file readable only by you: the system keyring did not accept it (Cannot create an item in a locked collection).',
+    );
+    expect(refused).toHaveClass('warn');
+  });
+
+  it('in local mode a saved remote key can be forgotten (remoteKey ""), and is kept otherwise', async () => {
+    const b = backend({ ...REMOTE, backend: 'local', remoteKeyStorage: 'file' });
+    render(SettingsScreen);
+    const forget = await screen.findByTestId('forget-remote-key');
+    expect(forget).not.toBeChecked();
+    expect(screen.getByTestId('remote-key-storage')).toHaveTextContent('no system keyring found');
+    await userEvent.click(screen.getByTestId('save-settings'));
+    await waitFor(() => expect(b.argsOf('save_settings')).toHaveLength(1));
+    expect(b.argsOf('save_settings')[0].settings.remoteKey).toBeNull();
+
+    await userEvent.click(screen.getByTestId('forget-remote-key'));
+    await userEvent.click(screen.getByTestId('save-settings'));
+    await waitFor(() => expect(b.argsOf('save_settings')).toHaveLength(2));
+    expect(b.argsOf('save_settings')[1].settings.remoteKey).toBe('');
+    // Forgotten: nothing left to forget.
+    await waitFor(() => expect(screen.queryByTestId('forget-remote-key')).not.toBeInTheDocument());
+
+    // Without a saved key there is nothing to forget.
+    await userEvent.click(screen.getByTestId('backend-remote'));
+    await userEvent.click(screen.getByTestId('backend-local'));
+    expect(screen.queryByTestId('forget-remote-key')).not.toBeInTheDocument();
   });
 
   it('saving refreshes the status bar data', async () => {

@@ -35,6 +35,20 @@ describe('Status bar', () => {
     expect(screen.getByTestId('status-reachable')).toHaveTextContent('Not reachable: connection refused');
   });
 
+  it('warns when the remote key is kept in a file rather than a keyring', async () => {
+    const remote = { backend: 'remote' as const, target: 'http://shop-server.lan:8787' };
+    mockBackend({ get_status: () => localStatus({ ...remote, remoteKeyStorage: 'file' }) });
+    const inFile = render(StatusBar);
+    await status.refresh();
+    await waitFor(() => expect(screen.getByTestId('status-remote-key')).toHaveTextContent('Remote key in a file'));
+    inFile.unmount();
+    mockBackend({ get_status: () => localStatus({ ...remote, remoteKeyStorage: 'keyring' }) });
+    render(StatusBar);
+    await status.refresh();
+    await waitFor(() => expect(screen.getByTestId('status-backend')).toHaveTextContent('Remote server'));
+    expect(screen.queryByTestId('status-remote-key')).not.toBeInTheDocument();
+  });
+
   it('polls get_status every 10 seconds', async () => {
     vi.useFakeTimers();
     const b = mockBackend({ get_status: () => localStatus() });

@@ -1,6 +1,7 @@
 //! The commands the UI calls, one module per area. Each is thin: parse its arguments,
 //! call one operation of the active backend, hand back the result or the error object.
 
+pub mod backup;
 pub mod categories;
 pub mod inventory;
 pub mod orders;
@@ -57,5 +58,7 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         settings::get_status,
         settings::get_local_api_key,
         settings::regenerate_local_api_key,
+        backup::suggest_backup_path,
+        backup::backup_database,
     ]
 }

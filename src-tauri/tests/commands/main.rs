@@ -1,10 +1,14 @@
 //! The command layer on Tauri's mock runtime: every command as the UI calls it, over a real
 //! database in a temporary directory and, for remote mode, a real server on port 0.
 
+mod backup;
 mod categories;
+mod concurrency;
 mod helpers;
 mod inventory;
 mod local_api;
 mod orders;
 mod pets;
+mod remote_faults;
+mod remote_key;
 mod settings;

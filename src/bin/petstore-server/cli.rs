@@ -4,7 +4,7 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use petstore::api::KeyRing;
+use petstore::api::{FailureLimit, KeyRing};
 use petstore::server::{Application, DEFAULT_LISTEN, ServerConfig, shutdown_signal};
 use petstore::{Store, api_key, store};
 
@@ -37,6 +37,9 @@ enum Command {
     Serve(ServeArgs),
     /// Print the API key clients must send (creating it at first use).
     Key,
+    /// Named API keys with a scope: create, list, revoke, rotate.
+    #[command(subcommand)]
+    Keys(crate::keys::KeysCommand),
     /// Fill the database with realistic demo data.
     Seed {
         /// How many pets to add.
@@ -49,6 +52,8 @@ enum Command {
         #[arg(long)]
         to: PathBuf,
     },
+    /// Replace the database with a backup, after checking it (stop the server and the app first).
+    Restore(crate::restore::RestoreArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -60,11 +65,21 @@ struct ServeArgs {
     /// A host name (besides localhost) clients may use to reach this server. Repeatable.
     #[arg(long = "allowed-host")]
     allowed_hosts: Vec<String>,
+
+    /// Failed authentications one client may make per minute before its requests without a
+    /// right key get 429 for the rest of that minute. Test tools that probe without keys
+    /// (tests/schemathesis) raise it.
+    #[arg(long, env = "PETSTORE_MAX_AUTH_FAILURES", default_value_t = FailureLimit::default().max_failures)]
+    max_auth_failures: u32,
 }
 
 impl Default for ServeArgs {
     fn default() -> Self {
-        Self { listen: DEFAULT_LISTEN.parse().expect("a valid default"), allowed_hosts: Vec::new() }
+        Self {
+            listen: DEFAULT_LISTEN.parse().expect("a valid default"),
+            allowed_hosts: Vec::new(),
+            max_auth_failures: FailureLimit::default().max_failures,
+        }
     }
 }
 
@@ -86,8 +101,10 @@ pub async fn run(args: Args) -> Result<(), String> {
             println!("{}", key_for(&db)?.0);
             Ok(())
         }
+        Command::Keys(command) => crate::keys::run(&db, command).await,
         Command::Seed { pets } => seed(&db, pets).await,
         Command::Backup { to } => backup(&db, &to).await,
+        Command::Restore(args) => crate::restore::run(&db, args).await,
     }
 }
 
@@ -123,6 +140,7 @@ async fn serve(db: &Path, args: ServeArgs) -> Result<(), String> {
     let (key, source) = key_for(db)?;
     let mut config = ServerConfig::new(args.listen, KeyRing::from_secrets([key.as_str()]));
     config.allowed_hosts = args.allowed_hosts;
+    config.failed_auth.max_failures = args.max_auth_failures;
     let app = Application::bind(store, config).await.map_err(|e| e.to_string())?;
     tracing::info!(database = %db.display(), "API key is in {source}");
     println!("Petstore API on http://{} (database {}, key in {source})", app.local_addr(), db.display());

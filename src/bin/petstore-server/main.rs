@@ -2,6 +2,8 @@
 //! command line, set up logging, run one command, and turn failures into one clear line.
 
 mod cli;
+mod keys;
+mod restore;
 
 use std::process::ExitCode;
 

@@ -47,6 +47,8 @@ export function createFakeBackend() {
     backend: 'local',
     baseUrl: null,
     hasRemoteKey: false,
+    remoteKeyStorage: 'keyring',
+    keyringError: null,
     localApi: { enabled: true, port: 8787 },
   };
   let localKey = 'psk_3f9a1c0d7e5b42a8b61f0c2d9e4a7b13';
@@ -303,7 +305,9 @@ export function createFakeBackend() {
         backend: s.backend,
         baseUrl: s.baseUrl,
         localApi: s.localApi,
-        hasRemoteKey: settings.hasRemoteKey || s.remoteKey !== null,
+        hasRemoteKey: s.remoteKey === '' ? false : settings.hasRemoteKey || s.remoteKey !== null,
+        remoteKeyStorage: settings.remoteKeyStorage,
+        keyringError: settings.keyringError,
       };
       return settings;
     },
@@ -321,6 +325,7 @@ export function createFakeBackend() {
           ? { enabled: true, address: null, error: 'port 8788 is already in use' }
           : { enabled: true, address: `http://127.0.0.1:${settings.localApi.port}`, error: null }
         : { enabled: false, address: null, error: null },
+      remoteKeyStorage: settings.backend === 'local' ? null : settings.remoteKeyStorage,
     }),
     get_local_api_key: () => localKey,
     regenerate_local_api_key: () => {

@@ -3,4 +3,4 @@
 /**
  * Body of `PATCH /store/orders/{orderId}`.
  */
-export type OrderPatch = { quantity?: number | null, shipDate?: string | null | null, complete?: boolean | null, };
+export type OrderPatch = { quantity?: number, shipDate?: string | null | null, complete?: boolean, };

@@ -3,6 +3,7 @@ import type { BackendKind } from "./BackendKind";
 import type { LocalApiSettings } from "./LocalApiSettings";
 
 /**
- * What the Settings screen saves. `remote_key: None` keeps the saved key.
+ * What the Settings screen saves. `remote_key`: null keeps the saved key, a blank string
+ * deletes it (from the keyring or the file), anything else replaces it.
  */
 export type SettingsInput = { backend: BackendKind, baseUrl: string | null, remoteKey: string | null, localApi: LocalApiSettings, };

@@ -1,0 +1,105 @@
+//! The `Idempotency-Key` request header (IETF httpapi draft "The Idempotency-Key HTTP Header
+//! Field"), parsed at the edge into the store's key and scoped to the credential the
+//! request authenticated with. What a key does is the store's business
+//! ([`Store::place_order_once`](crate::store::Store::place_order_once)).
+
+use axum::extract::FromRequestParts;
+use axum::http::header::{AUTHORIZATION, HeaderName};
+use axum::http::request::Parts;
+
+use super::error::ApiError;
+use crate::error::Error;
+use crate::store::IdempotencyKey;
+
+const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+
+/// The request's key, if it sent one.
+pub struct Idempotency(pub Option<IdempotencyKey>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Idempotency {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        let mut values = parts.headers.get_all(IDEMPOTENCY_KEY).into_iter();
+        let Some(value) = values.next() else { return Ok(Self(None)) };
+        if values.next().is_some() {
+            return Err(invalid("may be given only once"));
+        }
+        let key = value.to_str().ok().and_then(unquote).ok_or_else(|| {
+            invalid("must be a bare token or a quoted string (RFC 8941) of 1 to 255 printable ASCII characters, like 8e03978e-40d5-43e8-bc93-6894a57f9324")
+        })?;
+        let key = IdempotencyKey::new(credential(parts), &key).map_err(|e| invalid(&e))?;
+        Ok(Self(Some(key)))
+    }
+}
+
+fn invalid(why: &str) -> ApiError {
+    ApiError(Error::invalid_parameter(format!("the Idempotency-Key header {why}")))
+}
+
+/// The Bearer key the request authenticated with, read the way the key check reads it. The
+/// key check has already passed when this runs; a request without one shares the empty
+/// scope.
+fn credential(parts: &Parts) -> &str {
+    let value = parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or("");
+    match value.split_at_checked(7) {
+        Some((scheme, key)) if scheme.eq_ignore_ascii_case("bearer ") => key.trim(),
+        _ => value.trim(),
+    }
+}
+
+/// The key in the header's value. The draft makes the field an RFC 8941 sf-string: `"`,
+/// printable ASCII with `\"` and `\\` escapes, `"`. Many clients send a bare UUID instead,
+/// so a bare value of visible ASCII without `"` is taken as it is. Lengths are checked by
+/// [`IdempotencyKey::new`]. openapi.yaml gives the same grammar as a pattern.
+fn unquote(value: &str) -> Option<String> {
+    let value = value.trim_matches([' ', '\t']);
+    let Some(quoted) = value.strip_prefix('"') else {
+        return value.bytes().all(|b| b.is_ascii_graphic() && b != b'"').then(|| value.to_owned());
+    };
+    let mut key = String::new();
+    let mut chars = quoted.chars();
+    loop {
+        match chars.next()? {
+            '"' => return chars.as_str().is_empty().then_some(key),
+            '\\' => match chars.next()? {
+                c @ ('"' | '\\') => key.push(c),
+                _ => return None,
+            },
+            c if c == ' ' || c.is_ascii_graphic() => key.push(c),
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unquote;
+
+    #[test]
+    fn bare_tokens_and_sf_strings_are_keys() {
+        assert_eq!(unquote("8e03978e-40d5").as_deref(), Some("8e03978e-40d5"));
+        assert_eq!(unquote("\"8e03978e-40d5\"").as_deref(), Some("8e03978e-40d5"));
+        assert_eq!(unquote(r#""a \"b\" \\c""#).as_deref(), Some(r#"a "b" \c"#));
+        assert_eq!(unquote(r"a\b").as_deref(), Some(r"a\b"));
+        assert_eq!(unquote(" k ").as_deref(), Some("k"));
+        assert_eq!(unquote("\"\"").as_deref(), Some(""), "empty, refused by the length check");
+    }
+
+    #[test]
+    fn anything_else_is_not() {
+        for bad in [
+            "a b",
+            "a\"b",
+            "\"open",
+            "\"a\"b",
+            "\"a\\x\"",
+            "\"a\";p=1",
+            "\"caf\u{e9}\"",
+            "caf\u{e9}",
+            "\"\t\"",
+        ] {
+            assert_eq!(unquote(bad), None, "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,349 @@
+//! Idempotency keys for placing orders (IETF httpapi draft "The Idempotency-Key HTTP Header
+//! Field"). The first request with a key is processed and its outcome kept, with a
+//! fingerprint of the request, for [`KEY_LIFETIME`]; a retry gets that outcome again and
+//! places nothing.
+//!
+//! The lookup, the order and the key's record are one `BEGIN IMMEDIATE` transaction on the
+//! one writer connection. So two requests with the same key at once are serialised by
+//! SQLite and the second finds the first's record and replays it (the draft's "request in
+//! progress" 409 is never needed), and a crash keeps both the order and its record or
+//! neither: never an order that a retry would place a second time.
+
+use chrono::{DateTime, TimeDelta, Utc};
+use rusqlite::{Connection, OptionalExtension, params};
+use sha2::{Digest, Sha256};
+
+use super::{Change, Store, orders};
+use crate::domain::{NewOrder, Order, Timestamp};
+use crate::error::{Error, ErrorCode, Result};
+
+/// How long a key is remembered. The draft asks servers to publish this; openapi.yaml does.
+pub const KEY_LIFETIME: TimeDelta = TimeDelta::hours(24);
+
+/// Longest key accepted, in characters (printable ASCII, so also in bytes).
+pub const MAX_KEY_LEN: usize = 255;
+
+/// Expired records deleted with each new one. More than the one added, so the table holds
+/// at most about a day of keys however long the server runs, and no timer is needed.
+const PURGE_BATCH: i64 = 16;
+
+/// The status kept for a placed order: what `POST /store/orders` answers.
+const CREATED: u16 = 201;
+
+/// A client's key. The draft makes keys unique per client, and a client here is the
+/// credential it authenticates with, so the key is scoped by a hash of that credential:
+/// two programs with different API keys never see each other's orders, and the credential
+/// itself is never stored.
+#[derive(Clone, PartialEq, Eq)]
+pub struct IdempotencyKey {
+    scope: [u8; 32],
+    key: String,
+}
+
+impl IdempotencyKey {
+    /// `key` (already unquoted) as sent by the client that authenticated with `credential`.
+    pub fn new(credential: &str, key: &str) -> Result<Self, String> {
+        let printable = key.bytes().all(|b| b == b' ' || b.is_ascii_graphic());
+        if key.is_empty() || key.len() > MAX_KEY_LEN || !printable {
+            return Err(format!("must be 1 to {MAX_KEY_LEN} printable ASCII characters"));
+        }
+        // A label of our own in front, so this hash is never the same as the one the key
+        // table keeps to recognise the credential.
+        let scope = Sha256::new()
+            .chain_update(b"petstore idempotency scope\0")
+            .chain_update(credential.as_bytes())
+            .finalize()
+            .into();
+        Ok(Self { scope, key: key.to_owned() })
+    }
+}
+
+// Not derived: the scope is a hash of a secret and has no business in a log line.
+impl std::fmt::Debug for IdempotencyKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("IdempotencyKey").field(&self.key).finish()
+    }
+}
+
+/// What placing an order under a key came to.
+#[derive(Debug)]
+pub struct Placed {
+    /// The order, or why the shop refused it: the first request's outcome, on a replay too.
+    pub outcome: Result<Order>,
+    /// The outcome is an earlier request's, and nothing was placed now.
+    pub replayed: bool,
+}
+
+impl Store {
+    /// Places `new` once per `key`: the first time for real, later (until the key expires
+    /// at `now` + [`KEY_LIFETIME`]) by returning the first outcome. The same key with a
+    /// different order is refused with `idempotency_key_reused`.
+    ///
+    /// Kept: the order, and the shop's refusals (`invalid_reference`, `pet_not_available`,
+    /// `insufficient_stock`), which are the request's real outcome. Not kept: an internal
+    /// failure, which rolls everything back so that a retry is processed afresh.
+    pub async fn place_order_once(
+        &self,
+        key: IdempotencyKey,
+        new: NewOrder,
+        now: DateTime<Utc>,
+    ) -> Result<Placed> {
+        self.write(Change::Orders, move |tx| place_once(tx, &key, &new, now)).await
+    }
+}
+
+fn place_once(conn: &Connection, key: &IdempotencyKey, new: &NewOrder, now: DateTime<Utc>) -> Result<Placed> {
+    let fingerprint = fingerprint(new)?;
+    if let Some(first) = find(conn, key, now)? {
+        if first.fingerprint != fingerprint {
+            return Err(Error::new(
+                ErrorCode::IdempotencyKeyReused,
+                format!(
+                    "Idempotency-Key {:?} was used at {} for a different order; send that same \
+                     order again to get its response, or use a new key for a new order",
+                    key.key, first.created_at
+                ),
+            ));
+        }
+        return Ok(Placed { outcome: first.outcome()?, replayed: true });
+    }
+    let outcome = attempt(conn, new)?;
+    record(conn, key, &fingerprint, &outcome, now)?;
+    Ok(Placed { outcome, replayed: false })
+}
+
+/// The request as the order it asks for, in canonical JSON, hashed. The parsed order, not
+/// the raw bytes: key order, spacing, a default written out (`"quantity": 1`) or a time in
+/// another zone do not make a retry a different request, while every field that changes
+/// what is placed does. `NewOrder` rejects unknown fields, so nothing escapes the hash.
+fn fingerprint(new: &NewOrder) -> Result<[u8; 32]> {
+    let canonical = serde_json::to_vec(new).map_err(Error::internal)?;
+    Ok(Sha256::digest(canonical).into())
+}
+
+/// Places the order inside a savepoint. The shop's refusal becomes the outcome (and
+/// whatever the attempt wrote is undone); an internal failure fails the transaction.
+fn attempt(conn: &Connection, new: &NewOrder) -> Result<Result<Order>> {
+    conn.execute_batch("SAVEPOINT place_order")?;
+    match orders::place(conn, new) {
+        Ok(order) => {
+            conn.execute_batch("RELEASE place_order")?;
+            Ok(Ok(order))
+        }
+        Err(e) if e.code == ErrorCode::Internal => Err(e),
+        Err(refusal) => {
+            conn.execute_batch("ROLLBACK TO place_order; RELEASE place_order")?;
+            Ok(Err(refusal))
+        }
+    }
+}
+
+struct Record {
+    fingerprint: Vec<u8>,
+    status: u16,
+    body: String,
+    created_at: Timestamp,
+}
+
+impl Record {
+    fn outcome(&self) -> Result<Result<Order>> {
+        let unreadable =
+            |e: serde_json::Error| Error::internal(format!("an unreadable idempotency record: {e}"));
+        if self.status == CREATED {
+            serde_json::from_str::<Order>(&self.body).map(Ok).map_err(unreadable)
+        } else {
+            serde_json::from_str::<Error>(&self.body).map(Err).map_err(unreadable)
+        }
+    }
+}
+
+fn find(conn: &Connection, key: &IdempotencyKey, now: DateTime<Utc>) -> Result<Option<Record>> {
+    let record = conn
+        .prepare_cached(
+            "SELECT fingerprint, status, body, created_at FROM idempotency_keys
+             WHERE scope = ?1 AND key = ?2 AND expires_at > ?3",
+        )?
+        .query_row(params![&key.scope[..], key.key, now.timestamp()], |r| {
+            Ok(Record { fingerprint: r.get(0)?, status: r.get(1)?, body: r.get(2)?, created_at: r.get(3)? })
+        })
+        .optional()?;
+    Ok(record)
+}
+
+/// Keeps `outcome` under `key`, replacing the key's expired record if there is one, and
+/// clears a few expired records of any client.
+fn record(
+    conn: &Connection,
+    key: &IdempotencyKey,
+    fingerprint: &[u8; 32],
+    outcome: &Result<Order>,
+    now: DateTime<Utc>,
+) -> Result<()> {
+    let (status, body) = match outcome {
+        Ok(order) => (CREATED, serde_json::to_string(order)),
+        Err(refusal) => (refusal.status(), serde_json::to_string(refusal)),
+    };
+    let body = body.map_err(Error::internal)?;
+    conn.prepare_cached(
+        "DELETE FROM idempotency_keys WHERE id IN
+           (SELECT id FROM idempotency_keys WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)",
+    )?
+    .execute(params![now.timestamp(), PURGE_BATCH])?;
+    conn.prepare_cached(
+        "INSERT INTO idempotency_keys (scope, key, fingerprint, status, body, created_at, expires_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (scope, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+           status = excluded.status, body = excluded.body, created_at = excluded.created_at,
+           expires_at = excluded.expires_at",
+    )?
+    .execute(params![
+        &key.scope[..],
+        key.key,
+        &fingerprint[..],
+        status,
+        body,
+        Timestamp::from(now),
+        (now + KEY_LIFETIME).timestamp(),
+    ])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+    use crate::api::parse_body;
+    use crate::backend::Petstore;
+    use crate::domain::{InventoryUpdate, NewPet, PetId};
+
+    fn at(hours: i64) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 11, 22, 10, 0, 0).unwrap() + TimeDelta::hours(hours)
+    }
+
+    fn order(json: &str) -> NewOrder {
+        parse_body(json.as_bytes()).unwrap()
+    }
+
+    async fn shop(stock: i64) -> (tempfile::TempDir, Store, PetId) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("p.db")).unwrap();
+        let pet = store.create_pet(parse_body::<NewPet>(br#"{"name": "Rex"}"#).unwrap()).await.unwrap();
+        let update = parse_body::<InventoryUpdate>(format!(r#"{{"quantity": {stock}}}"#).as_bytes()).unwrap();
+        store.set_inventory(pet.id, update).await.unwrap();
+        (dir, store, pet.id)
+    }
+
+    async fn count(store: &Store, sql: &'static str) -> i64 {
+        store.read(move |c| Ok(c.query_row(sql, [], |r| r.get(0))?)).await.unwrap()
+    }
+
+    #[test]
+    fn the_fingerprint_is_of_the_order_asked_for_not_of_its_spelling() {
+        let same = [
+            r#"{"petId": 1}"#,
+            r#"{"quantity": 1, "petId": 1}"#,
+            r#"{ "petId":1, "complete": false, "shipDate": null }"#,
+        ];
+        for json in same {
+            assert_eq!(fingerprint(&order(json)).unwrap(), fingerprint(&order(same[0])).unwrap(), "{json}");
+        }
+        let zoned = r#"{"petId": 1, "shipDate": "2026-11-28T11:00:00+01:00"}"#;
+        let utc = r#"{"petId": 1, "shipDate": "2026-11-28T10:00:00Z"}"#;
+        assert_eq!(fingerprint(&order(zoned)).unwrap(), fingerprint(&order(utc)).unwrap());
+        for different in
+            [r#"{"petId": 2}"#, r#"{"petId": 1, "quantity": 2}"#, r#"{"petId": 1, "complete": true}"#]
+        {
+            assert_ne!(
+                fingerprint(&order(different)).unwrap(),
+                fingerprint(&order(same[0])).unwrap(),
+                "{different}"
+            );
+        }
+    }
+
+    #[test]
+    fn keys_are_printable_ascii_and_scoped_by_credential() {
+        assert!(IdempotencyKey::new("k", "").is_err());
+        assert!(IdempotencyKey::new("k", &"a".repeat(256)).is_err());
+        assert!(IdempotencyKey::new("k", "caf\u{e9}").is_err());
+        assert!(IdempotencyKey::new("k", "tab\there").is_err());
+        assert!(IdempotencyKey::new("k", &"a".repeat(255)).is_ok());
+        let one = IdempotencyKey::new("key one", "x").unwrap();
+        assert_eq!(one, IdempotencyKey::new("key one", "x").unwrap());
+        assert_ne!(one, IdempotencyKey::new("key two", "x").unwrap());
+        assert_ne!(one.scope, <[u8; 32]>::from(Sha256::digest("key one")), "not the key table's hash");
+        assert!(!format!("{one:?}").contains("key one"));
+    }
+
+    #[tokio::test]
+    async fn a_key_lives_24_hours_then_places_anew_and_old_records_are_purged() {
+        let (_dir, store, pet) = shop(10).await;
+        let key = || IdempotencyKey::new("cred", "k1").unwrap();
+        let new = order(&format!(r#"{{"petId": {pet}}}"#));
+
+        let first = store.place_order_once(key(), new.clone(), at(0)).await.unwrap();
+        assert!(!first.replayed);
+        let again = store.place_order_once(key(), new.clone(), at(24) - TimeDelta::seconds(1)).await.unwrap();
+        assert!(again.replayed);
+        assert_eq!(again.outcome.unwrap(), *first.outcome.as_ref().unwrap());
+        assert_eq!(count(&store, "SELECT count(*) FROM orders").await, 1);
+
+        let later = store.place_order_once(key(), new.clone(), at(24)).await.unwrap();
+        assert!(!later.replayed, "at 24 hours the key is forgotten");
+        assert_ne!(later.outcome.unwrap().id, first.outcome.unwrap().id);
+        assert_eq!(count(&store, "SELECT count(*) FROM orders").await, 2);
+        assert_eq!(count(&store, "SELECT count(*) FROM idempotency_keys").await, 1, "replaced, not added");
+
+        // Forty keys used at hour 30, then one more a day later: the new record clears a
+        // bounded batch of the expired ones, oldest first, and the rest go with later ones.
+        for i in 0..40 {
+            let key = IdempotencyKey::new("cred", &format!("old-{i}")).unwrap();
+            store.place_order_once(key, order(r#"{"petId": 999}"#), at(30)).await.unwrap();
+        }
+        assert_eq!(count(&store, "SELECT count(*) FROM idempotency_keys").await, 41);
+        store
+            .place_order_once(IdempotencyKey::new("cred", "new").unwrap(), new.clone(), at(55))
+            .await
+            .unwrap();
+        assert_eq!(count(&store, "SELECT count(*) FROM idempotency_keys").await, 41 - PURGE_BATCH + 1);
+        for i in 0..3 {
+            let key = IdempotencyKey::new("cred", &format!("newer-{i}")).unwrap();
+            store.place_order_once(key, new.clone(), at(55)).await.unwrap();
+        }
+        assert_eq!(count(&store, "SELECT count(*) FROM idempotency_keys").await, 4, "only the live keys");
+    }
+
+    #[tokio::test]
+    async fn a_refusal_is_kept_and_replayed_even_once_the_stock_is_there() {
+        let (_dir, store, pet) = shop(1).await;
+        let key = || IdempotencyKey::new("cred", "k").unwrap();
+        let new = order(&format!(r#"{{"petId": {pet}, "quantity": 2}}"#));
+        let first = store.place_order_once(key(), new.clone(), at(0)).await.unwrap();
+        assert_eq!(first.outcome.as_ref().unwrap_err().code, ErrorCode::InsufficientStock);
+
+        let update = parse_body::<InventoryUpdate>(br#"{"quantity": 5}"#).unwrap();
+        store.set_inventory(pet, update).await.unwrap();
+        let again = store.place_order_once(key(), new, at(1)).await.unwrap();
+        assert!(again.replayed);
+        assert_eq!(again.outcome.unwrap_err(), first.outcome.unwrap_err());
+        assert_eq!(count(&store, "SELECT count(*) FROM orders").await, 0);
+        assert_eq!(count(&store, "SELECT stock FROM pets").await, 5);
+    }
+
+    #[tokio::test]
+    async fn another_order_under_the_same_key_is_refused_and_changes_nothing() {
+        let (_dir, store, pet) = shop(10).await;
+        let key = || IdempotencyKey::new("cred", "k").unwrap();
+        store.place_order_once(key(), order(&format!(r#"{{"petId": {pet}}}"#)), at(0)).await.unwrap();
+        let other = order(&format!(r#"{{"petId": {pet}, "quantity": 3}}"#));
+        let error = store.place_order_once(key(), other.clone(), at(1)).await.unwrap_err();
+        assert_eq!(error.code, ErrorCode::IdempotencyKeyReused);
+        assert!(error.message.contains("\"k\""), "{}", error.message);
+        assert_eq!(count(&store, "SELECT stock FROM pets").await, 9);
+
+        let elsewhere = IdempotencyKey::new("another credential", "k").unwrap();
+        let placed = store.place_order_once(elsewhere, other, at(1)).await.unwrap();
+        assert_eq!(placed.outcome.unwrap().quantity, 3, "another client's key is its own");
+    }
+}

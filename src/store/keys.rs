@@ -1,0 +1,286 @@
+//! Named API keys: each has a name, a scope and only the SHA-256 hash of its secret, so a
+//! copy of the database lets nobody in. The secret exists in exactly two places: the
+//! [`IssuedKey`] that [`Store::create_key`] or [`Store::rotate_key`] returns, and the client
+//! it was handed to.
+
+use std::fmt;
+use std::str::FromStr;
+
+use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use serde::{Deserialize, Serialize};
+
+use super::Store;
+use crate::api_key;
+use crate::domain::{Name, Timestamp};
+use crate::error::{Error, ErrorCode, Result};
+
+/// What a key may do: `read` calls GET operations only, `write` calls every operation.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Read,
+    Write,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Write => "write",
+        }
+    }
+
+    pub fn can_write(self) -> bool {
+        self == Scope::Write
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl FromStr for Scope {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "read" => Ok(Scope::Read),
+            "write" => Ok(Scope::Write),
+            other => Err(format!("a key's scope is read or write, not {other:?}")),
+        }
+    }
+}
+
+/// A named key as listings show it: never its secret, never its hash.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyInfo {
+    pub name: String,
+    pub scope: Scope,
+    /// The secret's first characters (`psk_` and 8 hex digits), to tell keys apart.
+    pub prefix: String,
+    pub created_at: Timestamp,
+    /// When the secret was last replaced, if ever.
+    pub rotated_at: Option<Timestamp>,
+    /// When the key was revoked; `None` while it works.
+    pub revoked_at: Option<Timestamp>,
+}
+
+impl KeyInfo {
+    pub fn is_active(&self) -> bool {
+        self.revoked_at.is_none()
+    }
+}
+
+/// A key's secret, which is shown once. `Debug` prints only its prefix, so it cannot end up
+/// in a log by accident; serializing it (to hand it to the person who asked) is deliberate.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Secret({}…)", api_key::prefix(&self.0))
+    }
+}
+
+/// A key just made or rotated, with the secret that will not be available again.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IssuedKey {
+    pub key: KeyInfo,
+    pub secret: Secret,
+}
+
+/// The active key a presented secret belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyHolder {
+    pub name: String,
+    pub scope: Scope,
+}
+
+/// What a presented secret turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyMatch {
+    Active(KeyHolder),
+    /// A key that was revoked: refused, but worth telling apart from a guess.
+    Revoked {
+        name: String,
+    },
+    Unknown,
+}
+
+impl Store {
+    /// Makes a new key named `name` with a fresh 256-bit secret.
+    pub async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
+        let secret = api_key::generate();
+        let (key, secret) = self
+            .write_keys(move |tx| {
+                tx.execute(
+                    "INSERT INTO api_keys (name, scope, hash, prefix, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![
+                        name.as_str(),
+                        scope.as_str(),
+                        api_key::hash(&secret),
+                        api_key::prefix(&secret),
+                        Timestamp::now()
+                    ],
+                )
+                .map_err(|e| on_duplicate_name(e, tx, name.as_str()))?;
+                Ok((get(tx, name.as_str())?, secret))
+            })
+            .await?;
+        Ok(IssuedKey { key, secret: Secret(secret) })
+    }
+
+    /// Every key, active and revoked, by name.
+    pub async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
+        self.read(|conn| {
+            let mut stmt =
+                conn.prepare_cached(&format!("SELECT {COLUMNS} FROM api_keys ORDER BY name, id"))?;
+            let keys = stmt.query_map([], from_row)?.collect::<rusqlite::Result<_>>()?;
+            Ok(keys)
+        })
+        .await
+    }
+
+    /// Revokes the key named `name`: from this moment no request carrying it is accepted.
+    pub async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
+        let name = name.to_owned();
+        self.write_keys(move |tx| {
+            let changed = tx.execute(
+                "UPDATE api_keys SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
+                params![name, Timestamp::now()],
+            )?;
+            if changed == 0 {
+                return Err(why_not_active(tx, &name));
+            }
+            get(tx, &name)
+        })
+        .await
+    }
+
+    /// Gives the key named `name` a new secret, same name and scope; the old secret stops
+    /// working at once.
+    pub async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
+        let name = name.to_owned();
+        let secret = api_key::generate();
+        let (key, secret) = self
+            .write_keys(move |tx| {
+                let changed = tx.execute(
+                    "UPDATE api_keys SET hash = ?2, prefix = ?3, rotated_at = ?4
+                     WHERE name = ?1 AND revoked_at IS NULL",
+                    params![name, api_key::hash(&secret), api_key::prefix(&secret), Timestamp::now()],
+                )?;
+                if changed == 0 {
+                    return Err(why_not_active(tx, &name));
+                }
+                Ok((get(tx, &name)?, secret))
+            })
+            .await?;
+        Ok(IssuedKey { key, secret: Secret(secret) })
+    }
+
+    /// Finds the key whose secret hashes to `hash`, for authenticating a request. One
+    /// indexed read per request, on the read pool: a key revoked or rotated by another
+    /// process (the CLI beside a running server) is refused from its next request on.
+    pub async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
+        self.read(move |conn| find(conn, &hash)).await
+    }
+
+    /// Runs `f` in one `BEGIN IMMEDIATE` transaction. Keys are not shop data, so unlike
+    /// [`Store::write`] this announces no change to the window.
+    async fn write_keys<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
+    {
+        self.with_writer(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = f(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })
+        .await
+    }
+}
+
+const COLUMNS: &str = "name, scope, prefix, created_at, rotated_at, revoked_at";
+
+fn from_row(r: &Row<'_>) -> rusqlite::Result<KeyInfo> {
+    let scope: String = r.get(1)?;
+    Ok(KeyInfo {
+        name: r.get(0)?,
+        scope: scope.parse().map_err(|e: String| {
+            rusqlite::Error::FromSqlConversionFailure(1, rusqlite::types::Type::Text, e.into())
+        })?,
+        prefix: r.get(2)?,
+        created_at: r.get(3)?,
+        rotated_at: r.get(4)?,
+        revoked_at: r.get(5)?,
+    })
+}
+
+fn get(conn: &Connection, name: &str) -> Result<KeyInfo> {
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM api_keys WHERE name = ?1"))?
+        .query_row([name], from_row)
+        .optional()?
+        .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("there is no API key named {name:?}")))
+}
+
+fn find(conn: &Connection, hash: &[u8; 32]) -> Result<KeyMatch> {
+    // Looking a hash up through an index is not a constant-time comparison, and need not
+    // be: timing could at most tell how many leading bytes of SHA-256(guess) match a stored
+    // hash, which says nothing about any secret.
+    let row = conn
+        .prepare_cached("SELECT name, scope, revoked_at IS NOT NULL FROM api_keys WHERE hash = ?1")?
+        .query_row([&hash[..]], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, bool>(2)?))
+        })
+        .optional()?;
+    Ok(match row {
+        None => KeyMatch::Unknown,
+        Some((name, _, true)) => KeyMatch::Revoked { name },
+        Some((name, scope, false)) => {
+            KeyMatch::Active(KeyHolder { name, scope: scope.parse().map_err(Error::internal)? })
+        }
+    })
+}
+
+/// Why an update that targets the active key named `name` changed nothing.
+fn why_not_active(conn: &Connection, name: &str) -> Error {
+    match get(conn, name) {
+        Ok(key) => Error::new(
+            ErrorCode::Gone,
+            format!(
+                "the API key {:?} was revoked at {}; create a new key instead",
+                key.name,
+                key.revoked_at.map(|t| t.to_string()).unwrap_or_default()
+            ),
+        ),
+        Err(e) => e,
+    }
+}
+
+/// The unique name is the source of truth for "one key per name"; its violation becomes
+/// the precise conflict. (A clash of hashes would need a SHA-256 collision.)
+fn on_duplicate_name(e: rusqlite::Error, conn: &Connection, name: &str) -> Error {
+    if e.sqlite_error_code() != Some(rusqlite::ErrorCode::ConstraintViolation) {
+        return Error::from(e);
+    }
+    let revoked = get(conn, name).is_ok_and(|key| !key.is_active());
+    let hint = if revoked { " (revoked; names are not reused)" } else { "" };
+    Error::conflict(ErrorCode::DuplicateName, format!("an API key named {name:?} already exists{hint}"))
+}

@@ -1,0 +1,324 @@
+//! `Idempotency-Key` on `POST /store/orders`: a retry gets the first response and places
+//! nothing; another body under the same key is 422; keys are per API key and live 24 hours.
+
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, TimeDelta, TimeZone, Utc};
+use petstore::clock::Clock;
+use reqwest::Method;
+use reqwest::header::HeaderValue;
+use serde_json::{Value, json};
+use tokio::sync::Barrier;
+use tokio::task::JoinSet;
+
+use crate::helpers::{KEY, OTHER_KEY, Reply, TestApp, spawn_app, spawn_app_with};
+
+/// Sends `body` exactly as written (so tests can spell one order two ways) under `key`.
+async fn order(app: &TestApp, key: Option<&str>, body: &str) -> Reply {
+    let mut request = app
+        .request(Method::POST, "/store/orders")
+        .header("content-type", "application/json")
+        .body(body.to_owned());
+    if let Some(key) = key {
+        request = request.header("idempotency-key", key);
+    }
+    app.send(request).await
+}
+
+/// Status, body and Location: what a replay must repeat exactly.
+fn response(reply: &Reply) -> (u16, Value, String) {
+    (reply.status.as_u16(), reply.body.clone(), reply.header("location").to_owned())
+}
+
+async fn orders_placed(app: &TestApp) -> usize {
+    app.get("/store/orders").await.header("x-total-count").parse().unwrap()
+}
+
+async fn stock(app: &TestApp, pet: i64) -> i64 {
+    app.get(&format!("/store/inventory/{pet}")).await.body["quantity"].as_i64().unwrap()
+}
+
+#[tokio::test]
+async fn a_retry_gets_the_first_response_and_places_nothing() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 5).await;
+
+    let first = order(&app, Some("till-1-0001"), &format!(r#"{{"petId": {pet}, "quantity": 2}}"#)).await;
+    assert_eq!(first.status, 201, "{:?}", first.body);
+    let id = first.body["id"].as_i64().unwrap();
+    assert_eq!(first.header("location"), format!("/store/orders/{id}"));
+
+    // The same order spelled otherwise (key order, spacing, a default written out, the key
+    // quoted as the draft's sf-string) is the same request.
+    let spellings = [
+        (r#"till-1-0001"#, format!(r#"{{"petId": {pet}, "quantity": 2}}"#)),
+        (r#""till-1-0001""#, format!(r#"{{ "quantity":2,"complete":false, "petId":{pet} }}"#)),
+    ];
+    for (key, body) in &spellings {
+        let retry = order(&app, Some(key), body).await;
+        assert_eq!(response(&retry), response(&first), "{key} {body}");
+    }
+    assert_eq!(orders_placed(&app).await, 1);
+    assert_eq!(stock(&app, pet).await, 3);
+
+    // The replay is the first response even once the order has changed or gone: it says
+    // what the request did, not what the order is now.
+    assert_eq!(app.delete(&format!("/store/orders/{id}")).await.status, 204);
+    let retry = order(&app, Some("till-1-0001"), &spellings[0].1).await;
+    assert_eq!(response(&retry), response(&first));
+    assert_eq!(orders_placed(&app).await, 0);
+    assert_eq!(stock(&app, pet).await, 5);
+}
+
+#[tokio::test]
+async fn the_shops_refusal_is_replayed_but_a_malformed_request_is_not_kept() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 1).await;
+    let body = format!(r#"{{"petId": {pet}, "quantity": 2}}"#);
+
+    let first = order(&app, Some("k-refused"), &body).await;
+    assert_eq!((first.status.as_u16(), first.code()), (409, "insufficient_stock"));
+    // Stock arrives; the retry still answers what the request came to.
+    assert_eq!(app.put(&format!("/store/inventory/{pet}"), json!({ "quantity": 10 })).await.status, 200);
+    let retry = order(&app, Some("k-refused"), &body).await;
+    assert_eq!(response(&retry), response(&first));
+    assert_eq!(orders_placed(&app).await, 0);
+    assert_eq!(stock(&app, pet).await, 10);
+
+    // A body the server could not read was never processed: nothing is kept, and the
+    // corrected request under the same key is placed.
+    let invalid = order(&app, Some("k-fixed"), &format!(r#"{{"petId": {pet}, "quantity": 0}}"#)).await;
+    assert_eq!((invalid.status.as_u16(), invalid.code()), (400, "validation_failed"));
+    let fixed = order(&app, Some("k-fixed"), &body).await;
+    assert_eq!(fixed.status, 201, "{:?}", fixed.body);
+    assert_eq!(orders_placed(&app).await, 1);
+}
+
+#[tokio::test]
+async fn the_same_key_for_another_order_is_refused_with_422() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 10).await;
+    let first = order(&app, Some("k-42"), &format!(r#"{{"petId": {pet}}}"#)).await;
+    assert_eq!(first.status, 201);
+
+    for other in
+        [format!(r#"{{"petId": {pet}, "quantity": 3}}"#), format!(r#"{{"petId": {pet}, "complete": true}}"#)]
+    {
+        let reused = order(&app, Some("k-42"), &other).await;
+        assert_eq!((reused.status.as_u16(), reused.code()), (422, "idempotency_key_reused"), "{other}");
+        let message = reused.body["message"].as_str().unwrap();
+        assert!(message.contains("\"k-42\"") && message.contains("new key"), "{message}");
+    }
+    assert_eq!(orders_placed(&app).await, 1);
+    assert_eq!(stock(&app, pet).await, 9);
+    // The key still stands for its first order.
+    let retry = order(&app, Some("k-42"), &format!(r#"{{"petId": {pet}}}"#)).await;
+    assert_eq!(response(&retry), response(&first));
+}
+
+#[tokio::test]
+async fn without_a_key_every_request_is_a_new_order() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 10).await;
+    let body = format!(r#"{{"petId": {pet}}}"#);
+    let one = order(&app, None, &body).await;
+    let two = order(&app, None, &body).await;
+    assert_eq!((one.status.as_u16(), two.status.as_u16()), (201, 201));
+    assert_ne!(one.body["id"], two.body["id"]);
+    assert_eq!(orders_placed(&app).await, 2);
+}
+
+#[tokio::test]
+async fn a_malformed_key_is_400_and_places_nothing() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 10).await;
+    let body = format!(r#"{{"petId": {pet}}}"#);
+    let too_long = "k".repeat(256);
+    let quoted_too_long = format!("\"{}\"", "k".repeat(256));
+    let malformed: Vec<HeaderValue> = [
+        "",
+        "\"\"",
+        "a b",
+        "a\"b",
+        "\"unterminated",
+        "\"a\"b",
+        "\"bad \\escape\"",
+        "\"key\";param=1",
+        &too_long,
+        &quoted_too_long,
+    ]
+    .into_iter()
+    .map(|v| HeaderValue::from_str(v).unwrap())
+    .chain([HeaderValue::from_bytes(b"caf\xe9").unwrap()])
+    .collect();
+    for value in malformed {
+        let request = app
+            .request(Method::POST, "/store/orders")
+            .header("content-type", "application/json")
+            .header("idempotency-key", value.clone())
+            .body(body.clone());
+        let reply = app.send(request).await;
+        assert_eq!((reply.status.as_u16(), reply.code()), (400, "invalid_parameter"), "{value:?}");
+        assert!(reply.body["message"].as_str().unwrap().contains("Idempotency-Key"), "{value:?}");
+    }
+    let twice = app
+        .request(Method::POST, "/store/orders")
+        .header("content-type", "application/json")
+        .header("idempotency-key", "one")
+        .header("idempotency-key", "two")
+        .body(body.clone());
+    let reply = app.send(twice).await;
+    assert_eq!((reply.status.as_u16(), reply.code()), (400, "invalid_parameter"));
+    assert_eq!(orders_placed(&app).await, 0);
+
+    // The longest key there is, and a quoted one with escapes, are fine.
+    assert_eq!(order(&app, Some(&"k".repeat(255)), &body).await.status, 201);
+    assert_eq!(order(&app, Some(r#""a \"quoted\" key \\ with escapes""#), &body).await.status, 201);
+}
+
+/// Rounds of 32 clients sending one key at the same instant: each round places one order
+/// and all 32 get its response. Several rounds, because a race lost once may be won once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_requests_with_one_key_place_one_order() {
+    let app = Arc::new(spawn_app().await);
+    let pet = app.pet_with_stock("Popular", 100).await;
+    let (clients, rounds) = (32, 4);
+    for round in 1..=rounds {
+        let start = Arc::new(Barrier::new(clients));
+        let mut requests = JoinSet::new();
+        for _ in 0..clients {
+            let (app, start) = (app.clone(), start.clone());
+            requests.spawn(async move {
+                start.wait().await;
+                let body = format!(r#"{{"petId": {pet}, "quantity": 3}}"#);
+                response(&order(&app, Some(&format!("burst-{round}")), &body).await)
+            });
+        }
+        let replies: Vec<_> = requests.join_all().await;
+        assert_eq!(replies.len(), clients);
+        assert_eq!(replies[0].0, 201, "{:?}", replies[0]);
+        assert!(
+            replies.iter().all(|r| *r == replies[0]),
+            "round {round}: every response is the first one: {replies:?}"
+        );
+        assert_eq!(orders_placed(&app).await, round, "round {round}");
+    }
+    assert_eq!(stock(&app, pet).await, 100 - 3 * rounds as i64);
+}
+
+#[tokio::test]
+async fn keys_belong_to_the_api_key_that_sent_them() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 10).await;
+    let (mine, theirs) = (format!(r#"{{"petId": {pet}}}"#), format!(r#"{{"petId": {pet}, "quantity": 2}}"#));
+    let as_other = |body: &str| {
+        app.anonymous(Method::POST, "/store/orders")
+            .bearer_auth(OTHER_KEY)
+            .header("content-type", "application/json")
+            .header("idempotency-key", "order-1")
+            .body(body.to_owned())
+    };
+
+    let my_first = order(&app, Some("order-1"), &mine).await;
+    let their_first = app.send(as_other(&theirs)).await;
+    assert_eq!((my_first.status.as_u16(), their_first.status.as_u16()), (201, 201), "{:?}", their_first.body);
+    assert_ne!(my_first.body["id"], their_first.body["id"]);
+
+    assert_eq!(response(&order(&app, Some("order-1"), &mine).await), response(&my_first));
+    assert_eq!(response(&app.send(as_other(&theirs)).await), response(&their_first));
+    assert_eq!(app.send(as_other(&mine)).await.code(), "idempotency_key_reused");
+    assert_eq!(orders_placed(&app).await, 2);
+    assert_eq!(stock(&app, pet).await, 7);
+}
+
+#[tokio::test]
+async fn a_key_is_remembered_for_24_hours_then_it_is_a_new_order() {
+    let start: DateTime<Utc> = Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap();
+    let now = Arc::new(Mutex::new(start));
+    let clock = {
+        let now = now.clone();
+        Clock::from_fn(move || *now.lock().unwrap())
+    };
+    let app = spawn_app_with(clock).await;
+    let pet = app.pet_with_stock("Rex", 10).await;
+    let body = format!(r#"{{"petId": {pet}}}"#);
+    let set = |at: DateTime<Utc>| *now.lock().unwrap() = at;
+
+    let first = order(&app, Some("daily"), &body).await;
+    set(start + TimeDelta::hours(24) - TimeDelta::seconds(1));
+    assert_eq!(response(&order(&app, Some("daily"), &body).await), response(&first));
+    assert_eq!(orders_placed(&app).await, 1);
+
+    set(start + TimeDelta::hours(24));
+    let next_day = order(&app, Some("daily"), &body).await;
+    assert_eq!(next_day.status, 201);
+    assert_ne!(next_day.body["id"], first.body["id"], "an expired key is a new order");
+    // Expired, the key is free for another order too; and it now stands for the new one.
+    set(start + TimeDelta::hours(30));
+    assert_eq!(response(&order(&app, Some("daily"), &body).await), response(&next_day));
+    assert_eq!(orders_placed(&app).await, 2);
+
+    let rows: i64 = rusqlite::Connection::open(&app.db_path)
+        .unwrap()
+        .query_row("SELECT count(*) FROM idempotency_keys", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(rows, 1, "the expired record was replaced, not kept beside the new one");
+}
+
+#[tokio::test]
+async fn a_restart_keeps_the_keys() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 10).await;
+    let body = format!(r#"{{"petId": {pet}, "quantity": 4}}"#);
+    let first = order(&app, Some("before-restart"), &body).await;
+    assert_eq!(first.status, 201);
+
+    let app = app.restart().await;
+    assert_eq!(response(&order(&app, Some("before-restart"), &body).await), response(&first));
+    assert_eq!(orders_placed(&app).await, 1);
+    assert_eq!(stock(&app, pet).await, 6);
+
+    // Only a hash of the credential scopes the key: the key itself is nowhere in the files.
+    for file in [app.db_path.clone(), app.db_path.with_extension("db-wal")] {
+        let bytes = std::fs::read(&file).unwrap_or_default();
+        assert!(!bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()), "{}", file.display());
+    }
+}
+
+/// The pattern openapi.yaml gives for the header (which schemathesis and other generators
+/// follow) accepts exactly the values the server accepts: every short string over the
+/// characters that matter, sent for real. Values with whitespace at either end are left
+/// out: HTTP strips it before the server sees the value.
+#[tokio::test]
+async fn the_documented_pattern_is_exactly_what_the_server_accepts() {
+    let parameter = &crate::schema::operation(&Method::POST, "/store/orders").unwrap()["parameters"][0];
+    assert_eq!(parameter["name"], "Idempotency-Key");
+    let pattern = jsonschema::validator_for(&parameter["schema"]).unwrap();
+
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 1000).await;
+    let body = format!(r#"{{"petId": {pet}}}"#);
+    let alphabet = ['a', '"', '\\', ' ', '\t'];
+    let mut values = vec![String::new()];
+    for len in 1..=4u32 {
+        for n in 0..alphabet.len().pow(len) {
+            let value: String =
+                (0..len).map(|i| alphabet[n / alphabet.len().pow(i) % alphabet.len()]).collect();
+            values.push(value);
+        }
+    }
+    values.retain(|v| v.trim_matches([' ', '\t']) == v);
+    let (mut accepted, mut refused) = (0, 0);
+    for value in &values {
+        let request = app
+            .request(Method::POST, "/store/orders")
+            .header("content-type", "application/json")
+            .header("idempotency-key", value.as_str())
+            .body(body.clone());
+        let reply = app.send(request).await;
+        let documented = pattern.is_valid(&Value::String(value.clone()));
+        assert_eq!(reply.status != 400, documented, "{value:?}: {:?}", reply.body);
+        if documented { accepted += 1 } else { refused += 1 }
+    }
+    assert!(accepted > 20 && refused > 20, "{accepted} accepted, {refused} refused");
+}

@@ -1,0 +1,61 @@
+"""schemathesis hooks for the Petstore run (loaded through SCHEMATHESIS_HOOKS by run.sh).
+
+The built-in `positive_data_acceptance` check wants every schema-valid request accepted.
+Three rules of the contract (DESIGN.md 4) depend on what is in the database, which no JSON
+Schema can say, and refuse a well-formed request by design:
+
+- `invalid_reference`: a `categoryId` or `petId` in the body that names nothing. The schema
+  can promise "a positive id", not "the id of a category that exists".
+- `validation_failed` from an adjustment whose `delta` would take the stock above 1,000,000:
+  the schema bounds `delta` on its own; the sum with the current stock is state.
+- `422 idempotency_key_reused` from `POST /store/orders`: an `Idempotency-Key` already used
+  for another order. The schema can say what a key looks like, not that it is unused (and
+  the examples phase sends the document's one example key with every example body).
+
+This check is the built-in one with exactly those answers let through (recognised by
+status, code, operation and message), so any other 4xx to valid data still fails the run.
+run.sh excludes the built-in check in favour of this one.
+"""
+
+import json
+
+import schemathesis
+from schemathesis.specs.openapi.checks import positive_data_acceptance
+
+ADJUSTMENTS = "/store/inventory/{petId}/adjustments"
+ORDERS = "/store/orders"
+
+
+def _error(response):
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        return None, ""
+    if not isinstance(body, dict):
+        return None, ""
+    return body.get("code"), str(body.get("message", ""))
+
+
+def _is_state_dependent_refusal(case, response):
+    code, message = _error(response)
+    method = case.operation.method.upper()
+    if response.status_code == 422:
+        return code == "idempotency_key_reused" and method == "POST" and case.operation.path == ORDERS
+    if response.status_code != 400:
+        return False
+    if code == "invalid_reference":
+        return True
+    return (
+        code == "validation_failed"
+        and method == "POST"
+        and case.operation.path == ADJUSTMENTS
+        and "above the maximum" in message
+    )
+
+
+@schemathesis.check
+def positive_data_acceptance_but_state_rules(ctx, response, case):
+    """positive_data_acceptance, except the state-dependent refusals of the contract."""
+    if _is_state_dependent_refusal(case, response):
+        return None
+    return positive_data_acceptance(ctx, response, case)
