@@ -31,7 +31,8 @@ serve: server
 ## test: every suite: lints, Rust unit/integration/command tests, UI tests, the OpenAPI
 ## validator, the API reference page in Chromium, the end-to-end tests of the real app
 ## under Xvfb, and the .deb it ships (built in release mode, unpacked and started)
-test: deps ui lint workflows-lint test-rust keyring-test test-ui openapi-lint docs-test crash-test e2e bundle-test
+test: deps ui lint workflows-lint test-rust keyring-test test-ui openapi-lint schemathesis docs-test crash-test e2e \
+	bundle-test
 
 deps:
 	@.ci/install-deps
@@ -79,6 +80,14 @@ workflows-lint:
 keyring-test: ui
 	src-tauri/tests/keyring-session.sh
 
+## schemathesis: the real petstore-server (debug build, seeded, on a free loopback port)
+## against its own /openapi.json: every check, the examples, coverage, fuzzing and stateful
+## phases, 200 examples per operation (SCHEMATHESIS_MAX_EXAMPLES, SCHEMATHESIS_SEED)
+.PHONY: schemathesis
+schemathesis:
+	$(CARGO) build --locked --bin petstore-server
+	tests/schemathesis/run.sh
+
 ## crash-test: petstore-server and the desktop app killed with SIGKILL mid-load, round after
 ## round (tests/crash/); 10 server and 3 app rounds, PETSTORE_CRASH_ROUNDS / _APP_ROUNDS for more
 .PHONY: crash-test soak
@@ -90,9 +99,13 @@ crash-test: ui
 ## soak: the long runs of the reliability suites (docs/RELIABILITY.md)
 SOAK_CRASH_ROUNDS ?= 200
 SOAK_CRASH_APP_ROUNDS ?= 25
+SOAK_PROPTEST_CASES ?= 20000
+SOAK_SCHEMATHESIS_EXAMPLES ?= 1000
 soak: ui
 	PETSTORE_CRASH_ROUNDS=$(SOAK_CRASH_ROUNDS) PETSTORE_CRASH_APP_ROUNDS=$(SOAK_CRASH_APP_ROUNDS) \
 		$(MAKE) --no-print-directory crash-test
+	PROPTEST_CASES=$(SOAK_PROPTEST_CASES) $(CARGO) test --locked --test api fuzz -- --nocapture
+	SCHEMATHESIS_MAX_EXAMPLES=$(SOAK_SCHEMATHESIS_EXAMPLES) $(MAKE) --no-print-directory schemathesis
 
 ## docs-test: the /docs API reference of the real server in headless Chromium
 .PHONY: docs-test

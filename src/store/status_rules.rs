@@ -4,7 +4,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::domain::{PetId, PetStatus, Timestamp};
+use crate::domain::{PetId, PetStatus, StockLevel, Timestamp};
 use crate::error::{Error, Result};
 
 /// What moved the stock.
@@ -50,6 +50,15 @@ pub(super) fn stock_row(conn: &Connection, pet: PetId) -> Result<Option<StockRow
 
 /// Stores `stock` for `pet` and moves its status by the rules.
 pub(super) fn set_stock(conn: &Connection, pet: PetId, stock: i64, event: StockEvent) -> Result<()> {
+    // Returning units (a cancellation, a smaller order) can push a pet that was restocked
+    // meanwhile over the maximum; refuse it here, for every caller, rather than let the
+    // table's CHECK turn it into an internal error.
+    if stock > StockLevel::MAX {
+        return Err(Error::validation(format!(
+            "this would raise pet {pet}'s stock to {stock}, above the maximum {}; lower its stock first",
+            StockLevel::MAX
+        )));
+    }
     let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
     let open_orders: i64 =
         conn.query_row("SELECT count(*) FROM orders WHERE pet_id = ?1 AND complete = 0", [pet], |r| {

@@ -131,3 +131,26 @@ async fn an_order_for_no_pet_is_an_invalid_reference() {
     assert_eq!(reply.status, 400);
     assert_eq!(reply.code(), "invalid_reference");
 }
+
+#[tokio::test]
+async fn returning_units_that_would_overflow_the_stock_is_refused_and_changes_nothing() {
+    // Found by the fuzzer: a pet restocked to the maximum while an order is open; giving
+    // that order's units back must be a clear refusal, not a CHECK constraint's 500.
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 10_000).await;
+    let order = app.post("/store/orders", json!({ "petId": pet, "quantity": 10_000 })).await;
+    let path = format!("/store/orders/{}", order.body["id"]);
+    assert_eq!(
+        app.put(&format!("/store/inventory/{pet}"), json!({ "quantity": 1_000_000 })).await.status,
+        200
+    );
+
+    let smaller = app.patch(&path, json!({ "quantity": 1 })).await;
+    assert_eq!((smaller.status.as_u16(), smaller.code()), (400, "validation_failed"));
+    assert!(smaller.body["message"].as_str().unwrap().contains("above the maximum"), "{}", smaller.body);
+    let cancelled = app.delete(&path).await;
+    assert_eq!((cancelled.status.as_u16(), cancelled.code()), (400, "validation_failed"));
+
+    assert_eq!(app.get(&path).await.body["quantity"], 10_000, "the order is untouched");
+    assert_eq!(status_of(&app, pet).await.1, 1_000_000, "the stock is untouched");
+}
