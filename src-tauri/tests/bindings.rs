@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use petstore::ErrorCode;
 use petstore::domain::*;
-use petstore::store::Change;
+use petstore::store::{Change, IssuedKey, KeyInfo, Scope};
 use petstore_desktop::commands::PageQuery;
 use petstore_desktop::commands::inventory::InventoryQuery;
 use petstore_desktop::commands::orders::OrderQuery;
@@ -52,6 +52,9 @@ fn export_all(dir: &Path) {
         LocalApiStatus,
         Status,
         ConnectionReport,
+        KeyInfo,
+        Scope,
+        IssuedKey,
     );
 }
 

@@ -29,6 +29,7 @@ function backend(view: SettingsView = REMOTE, more: Record<string, Handler> = {}
     get_status: () => localStatus(),
     get_local_api_key: () => 'local-secret-key-123',
     regenerate_local_api_key: () => 'fresh-key-456',
+    list_api_keys: () => [],
     ...more,
   });
 }

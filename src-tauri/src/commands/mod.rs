@@ -1,6 +1,7 @@
 //! The commands the UI calls, one module per area. Each is thin: parse its arguments,
 //! call one operation of the active backend, hand back the result or the error object.
 
+pub mod api_keys;
 pub mod backup;
 pub mod categories;
 pub mod inventory;
@@ -60,5 +61,9 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         settings::regenerate_local_api_key,
         backup::suggest_backup_path,
         backup::backup_database,
+        api_keys::list_api_keys,
+        api_keys::create_api_key,
+        api_keys::revoke_api_key,
+        api_keys::rotate_api_key,
     ]
 }

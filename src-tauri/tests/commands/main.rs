@@ -1,6 +1,7 @@
 //! The command layer on Tauri's mock runtime: every command as the UI calls it, over a real
 //! database in a temporary directory and, for remote mode, a real server on port 0.
 
+mod api_keys;
 mod backup;
 mod categories;
 mod concurrency;

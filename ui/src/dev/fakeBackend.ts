@@ -11,6 +11,7 @@ import type { ErrorCode } from '../lib/bindings/ErrorCode';
 import type { InventoryAdjustment } from '../lib/bindings/InventoryAdjustment';
 import type { InventoryItem } from '../lib/bindings/InventoryItem';
 import type { InventoryQuery } from '../lib/bindings/InventoryQuery';
+import type { KeyInfo } from '../lib/bindings/KeyInfo';
 import type { NewCategory } from '../lib/bindings/NewCategory';
 import type { NewOrder } from '../lib/bindings/NewOrder';
 import type { NewPet } from '../lib/bindings/NewPet';
@@ -52,6 +53,7 @@ export function createFakeBackend() {
     localApi: { enabled: true, port: 8787 },
   };
   let localKey = 'psk_3f9a1c0d7e5b42a8b61f0c2d9e4a7b13';
+  const apiKeys: KeyInfo[] = [];
 
   const CATS = ['Dogs', 'Cats', 'Birds', 'Fish', 'Small animals'];
   const NAMES: Record<string, string[]> = {
@@ -332,7 +334,40 @@ export function createFakeBackend() {
       localKey = `psk_${crypto.randomUUID().replaceAll('-', '')}`;
       return localKey;
     },
+    // Named keys: the app keeps only hashes, so a secret is in the answer of create/rotate only.
+    list_api_keys: () => apiKeys,
+    create_api_key: (a) => {
+      const name = String(a.name ?? '').trim();
+      if (name === '') throw fail(400, 'validation_failed', 'name: name must not be blank');
+      if (a.scope !== 'read' && a.scope !== 'write')
+        throw fail(400, 'validation_failed', `scope: unknown variant \`${a.scope}\`, expected \`read\` or \`write\``);
+      if (apiKeys.some((k) => k.name === name)) throw fail(409, 'duplicate_name', `an API key named "${name}" already exists`);
+      const secret = `psk_${crypto.randomUUID().replaceAll('-', '')}`;
+      const key: KeyInfo = { name, scope: a.scope, prefix: secret.slice(0, 12), createdAt: now(), rotatedAt: null, revokedAt: null };
+      apiKeys.push(key);
+      apiKeys.sort((x, y) => x.name.localeCompare(y.name));
+      return { key, secret };
+    },
+    revoke_api_key: (a) => {
+      const key = activeKey(String(a.name));
+      key.revokedAt = now();
+      return key;
+    },
+    rotate_api_key: (a) => {
+      const key = activeKey(String(a.name));
+      const secret = `psk_${crypto.randomUUID().replaceAll('-', '')}`;
+      key.prefix = secret.slice(0, 12);
+      key.rotatedAt = now();
+      return { key, secret };
+    },
   };
+
+  function activeKey(name: string): KeyInfo {
+    const key = apiKeys.find((k) => k.name === name);
+    if (!key) throw fail(404, 'not_found', `there is no API key named "${name}"`);
+    if (key.revokedAt) throw fail(410, 'gone', `the API key "${name}" was revoked; create a new key instead`);
+    return key;
+  }
 
   function changed<T>(change: Change, value: T): T {
     // Like the app: tell the window after the write, from "outside" the call.

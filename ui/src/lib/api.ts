@@ -8,6 +8,8 @@ import type { ConnectionReport } from './bindings/ConnectionReport';
 import type { InventoryAdjustment } from './bindings/InventoryAdjustment';
 import type { InventoryItem } from './bindings/InventoryItem';
 import type { InventoryQuery } from './bindings/InventoryQuery';
+import type { IssuedKey } from './bindings/IssuedKey';
+import type { KeyInfo } from './bindings/KeyInfo';
 import type { NewCategory } from './bindings/NewCategory';
 import type { NewOrder } from './bindings/NewOrder';
 import type { NewPet } from './bindings/NewPet';
@@ -19,6 +21,7 @@ import type { Paged } from './bindings/Paged';
 import type { Pet } from './bindings/Pet';
 import type { PetPatch } from './bindings/PetPatch';
 import type { PetQuery } from './bindings/PetQuery';
+import type { Scope } from './bindings/Scope';
 import type { SettingsInput } from './bindings/SettingsInput';
 import type { SettingsView } from './bindings/SettingsView';
 import type { Status } from './bindings/Status';
@@ -120,3 +123,10 @@ export const regenerateLocalApiKey = () => call<string>('regenerate_local_api_ke
 // Backup of the local database: the file written, or where the next one could go.
 export const backupDatabase = (to: string) => call<string>('backup_database', { to });
 export const suggestBackupPath = () => call<string>('suggest_backup_path', {});
+
+// Named API keys of the local API (always the local database's); a secret comes back only
+// from create and rotate.
+export const listApiKeys = () => call<KeyInfo[]>('list_api_keys', {});
+export const createApiKey = (name: string, scope: Scope) => call<IssuedKey>('create_api_key', { name, scope });
+export const revokeApiKey = (name: string) => call<KeyInfo>('revoke_api_key', { name });
+export const rotateApiKey = (name: string) => call<IssuedKey>('rotate_api_key', { name });

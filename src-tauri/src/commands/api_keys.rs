@@ -1,0 +1,40 @@
+//! Named API keys for the programs that call this app's local API (a till, a label
+//! printer, a script). They live in the LOCAL database whatever the window is connected
+//! to, because the local API always serves the local store; a remote server's keys are
+//! managed on that server with `petstore-server keys`.
+
+use petstore::domain::Name;
+use petstore::store::{IssuedKey, KeyInfo, Scope};
+use tauri::State;
+
+use crate::error::CommandResult;
+use crate::input::Input;
+use crate::shell::Shell;
+
+/// Every key, active and revoked, without secrets.
+#[tauri::command]
+pub async fn list_api_keys(shell: State<'_, Shell>) -> CommandResult<Vec<KeyInfo>> {
+    Ok(shell.backend().local().list_keys().await?)
+}
+
+/// A new key; its secret is in the answer and nowhere else.
+#[tauri::command]
+pub async fn create_api_key(
+    shell: State<'_, Shell>,
+    name: Input<Name>,
+    scope: Input<Scope>,
+) -> CommandResult<IssuedKey> {
+    Ok(shell.backend().local().create_key(name.0, scope.0).await?)
+}
+
+/// Revokes a key; requests carrying it are refused from the next one on.
+#[tauri::command]
+pub async fn revoke_api_key(shell: State<'_, Shell>, name: Input<String>) -> CommandResult<KeyInfo> {
+    Ok(shell.backend().local().revoke_key(&name.0).await?)
+}
+
+/// A new secret for a key, same name and scope; the old secret stops working at once.
+#[tauri::command]
+pub async fn rotate_api_key(shell: State<'_, Shell>, name: Input<String>) -> CommandResult<IssuedKey> {
+    Ok(shell.backend().local().rotate_key(&name.0).await?)
+}
