@@ -14,6 +14,7 @@ use rusqlite::Connection;
 use serde_json::json;
 use tokio::task::JoinSet;
 
+use crate::database::{one, stocked};
 use crate::helpers::{KEY, spawn_app};
 
 const BIN: &str = env!("CARGO_BIN_EXE_petstore-server");
@@ -40,24 +41,6 @@ fn listing(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 fn names(dir: &Path) -> Vec<String> {
     listing(dir).into_iter().map(|(name, _)| name).collect()
-}
-
-fn one<T: rusqlite::types::FromSql>(conn: &Connection, sql: &str) -> T {
-    conn.query_row(sql, [], |r| r.get(0)).unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-/// Per pet, stock plus the quantities of its orders; DESIGN.md 4 says only stock counts
-/// change it, so it must equal what the test stocked.
-fn stocked(conn: &Connection) -> Vec<(i64, i64)> {
-    conn.prepare(
-        "SELECT p.id, p.stock + coalesce(sum(o.quantity), 0) FROM pets p
-         LEFT JOIN orders o ON o.pet_id = p.id GROUP BY p.id ORDER BY p.id",
-    )
-    .unwrap()
-    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-    .unwrap()
-    .collect::<rusqlite::Result<_>>()
-    .unwrap()
 }
 
 /// A backup is a sound database in which every pet still has what it was stocked with;

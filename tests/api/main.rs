@@ -8,6 +8,7 @@ mod categories;
 mod cli;
 mod concurrency;
 mod contract;
+mod database;
 mod deprecation;
 mod docs;
 mod errors;

@@ -10,6 +10,8 @@ use petstore::store::SCHEMA_VERSION;
 use petstore::{Petstore, Store};
 use rusqlite::Connection;
 
+use crate::database::{one, stocked};
+
 /// What one fixture holds, as recorded when it was made.
 struct Fixture {
     file: &'static str,
@@ -60,23 +62,6 @@ const FIXTURES: &[Fixture] = &[Fixture {
 
 fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-fn one<T: rusqlite::types::FromSql>(conn: &Connection, sql: &str) -> T {
-    conn.query_row(sql, [], |r| r.get(0)).unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-/// Per pet, stock plus the quantities of its orders (open and completed).
-fn stocked(conn: &Connection) -> Vec<(i64, i64)> {
-    conn.prepare(
-        "SELECT p.id, p.stock + coalesce(sum(o.quantity), 0) FROM pets p
-         LEFT JOIN orders o ON o.pet_id = p.id GROUP BY p.id ORDER BY p.id",
-    )
-    .unwrap()
-    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-    .unwrap()
-    .collect::<rusqlite::Result<_>>()
-    .unwrap()
 }
 
 fn fingerprint(stocked: &[(i64, i64)]) -> i64 {

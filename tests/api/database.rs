@@ -1,0 +1,23 @@
+//! Reading a Petstore database file directly, for the tests that check what is on disk
+//! (backups, restores, upgraded fixtures) rather than what the API answers.
+
+use rusqlite::Connection;
+
+/// The single value `sql` selects.
+pub fn one<T: rusqlite::types::FromSql>(conn: &Connection, sql: &str) -> T {
+    conn.query_row(sql, [], |r| r.get(0)).unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+/// Per pet, stock plus the quantities of its orders (open and completed). DESIGN.md 4 says
+/// only stock counts change it, so it must equal what was stocked.
+pub fn stocked(conn: &Connection) -> Vec<(i64, i64)> {
+    conn.prepare(
+        "SELECT p.id, p.stock + coalesce(sum(o.quantity), 0) FROM pets p
+         LEFT JOIN orders o ON o.pet_id = p.id GROUP BY p.id ORDER BY p.id",
+    )
+    .unwrap()
+    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+    .unwrap()
+    .collect::<rusqlite::Result<_>>()
+    .unwrap()
+}
