@@ -6,7 +6,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use rusqlite::{Connection, OptionalExtension, Row, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
 use super::Store;
@@ -127,7 +127,7 @@ impl Store {
     pub async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
         let secret = api_key::generate();
         let (key, secret) = self
-            .write_keys(move |tx| {
+            .write_quietly(move |tx| {
                 tx.execute(
                     "INSERT INTO api_keys (name, scope, hash, prefix, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                     params![
@@ -159,7 +159,7 @@ impl Store {
     /// Revokes the key named `name`: from this moment no request carrying it is accepted.
     pub async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
         let name = name.to_owned();
-        self.write_keys(move |tx| {
+        self.write_quietly(move |tx| {
             let changed = tx.execute(
                 "UPDATE api_keys SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
                 params![name, Timestamp::now()],
@@ -178,7 +178,7 @@ impl Store {
         let name = name.to_owned();
         let secret = api_key::generate();
         let (key, secret) = self
-            .write_keys(move |tx| {
+            .write_quietly(move |tx| {
                 let changed = tx.execute(
                     "UPDATE api_keys SET hash = ?2, prefix = ?3, rotated_at = ?4
                      WHERE name = ?1 AND revoked_at IS NULL",
@@ -200,21 +200,6 @@ impl Store {
         self.read(move |conn| find(conn, &hash)).await
     }
 
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction. Keys are not shop data, so unlike
-    /// [`Store::write`] this announces no change to the window.
-    async fn write_keys<T, F>(&self, f: F) -> Result<T>
-    where
-        T: Send + 'static,
-        F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
-    {
-        self.with_writer(move |conn| {
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let value = f(&tx)?;
-            tx.commit()?;
-            Ok(value)
-        })
-        .await
-    }
 }
 
 const COLUMNS: &str = "name, scope, prefix, created_at, rotated_at, revoked_at";

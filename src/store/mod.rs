@@ -1,7 +1,7 @@
-//! The SQLite store: the only code that touches SQL. Writes are serialised on one
-//! connection inside `BEGIN IMMEDIATE` transactions; reads use a small pool of read-only
-//! connections, which WAL lets run beside the writer. All of it runs on Tokio's blocking
-//! pool so the async runtime never waits on the disk.
+//! The SQLite store: the only code that touches SQL. Writes go to one writer thread that
+//! owns the write connection and commits them in groups (`writer.rs`); reads use a small
+//! pool of read-only connections, which WAL lets run beside the writer, on Tokio's blocking
+//! pool. Either way the async runtime never waits on the disk.
 
 mod backend;
 mod backup;
@@ -15,11 +15,12 @@ mod pets;
 mod query;
 pub mod seed;
 mod status_rules;
+mod writer;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite::Connection;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
@@ -53,7 +54,7 @@ pub struct Store {
 
 struct Inner {
     path: PathBuf,
-    writer: Mutex<Connection>,
+    writer: writer::Writer,
     readers: Mutex<Vec<Connection>>,
     changes: broadcast::Sender<Change>,
 }
@@ -63,16 +64,11 @@ impl Store {
     /// newer version of Petstore is refused before anything is written to it.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, OpenError> {
         let path = path.as_ref().to_path_buf();
-        let writer = connection::open_writer(&path)?;
+        let conn = connection::open_writer(&path)?;
+        let writer = writer::Writer::start(conn)
+            .map_err(|e| OpenError::Unusable { path: path.clone(), reason: e.to_string() })?;
         let (changes, _) = broadcast::channel(256);
-        Ok(Self {
-            inner: Arc::new(Inner {
-                path,
-                writer: Mutex::new(writer),
-                readers: Mutex::new(Vec::new()),
-                changes,
-            }),
-        })
+        Ok(Self { inner: Arc::new(Inner { path, writer, readers: Mutex::new(Vec::new()), changes }) })
     }
 
     pub fn path(&self) -> &Path {
@@ -100,36 +96,41 @@ impl Store {
         .await
     }
 
-    /// Runs `f` in one `BEGIN IMMEDIATE` transaction off the async runtime; commits when
-    /// it succeeds (then announces `change`), rolls back when it fails.
+    /// Runs `f` as one write: in its own savepoint of the writer's next group transaction
+    /// (see `writer.rs`). Resolves once that transaction is committed, then announces
+    /// `change`; when `f` fails, only its own changes are rolled back.
     pub(crate) async fn write<T, F>(&self, change: Change, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
-        let inner = self.inner.clone();
-        let value = blocking(move || {
-            let mut conn = inner.lock_writer();
-            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let value = f(&tx)?;
-            tx.commit()?;
-            Ok(value)
-        })
-        .await?;
+        let value = self.write_quietly(f).await?;
         // Nobody listening is normal (the headless server); that is not an error.
         let _ = self.inner.changes.send(change);
         Ok(value)
     }
 
-    /// Runs `f` with the writer connection outside any transaction, for bulk work (seed)
-    /// and maintenance (backup) that manage their own.
+    /// [`Store::write`] without announcing a change, for what the window does not show.
+    async fn write_quietly<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let span = tracing::Span::current();
+        let answer = self.inner.writer.grouped(move |conn| span.in_scope(|| f(conn)));
+        answer.await.map_err(|_| writer::writer_gone())?
+    }
+
+    /// Runs `f` with the write connection to itself, outside any transaction, for bulk
+    /// work (seed) and writes that manage their own transaction.
     pub async fn with_writer<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     {
-        let inner = self.inner.clone();
-        blocking(move || f(&mut inner.lock_writer())).await
+        let span = tracing::Span::current();
+        let answer = self.inner.writer.exclusive(move |conn| span.in_scope(|| f(conn)));
+        answer.await.map_err(|_| writer::writer_gone())?
     }
 
     /// Writes a consistent copy of the live database to `to` while other work goes on.
@@ -150,12 +151,6 @@ impl Store {
 }
 
 impl Inner {
-    fn lock_writer(&self) -> MutexGuard<'_, Connection> {
-        // A panic inside a transaction drops (rolls back) the transaction before the lock
-        // is released, so the connection is still sound after poisoning.
-        self.writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     fn take_reader(&self) -> Result<Connection> {
         let pooled = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
         match pooled {

@@ -1,0 +1,351 @@
+//! Group commit. With `synchronous = FULL` every commit waits for the disk to sync, and a
+//! disk syncs only a few thousand times a second, so one commit per order caps the shop at
+//! that many orders whatever the CPU does. One writer thread owns the write connection
+//! instead: it takes every write that is waiting, applies each in its own savepoint inside
+//! one transaction, commits once, and only then answers each caller. A write that fails
+//! rolls back its own savepoint and nothing else; a commit that fails answers every write
+//! of the group with the failure, so nothing is ever acknowledged that is not on disk.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
+use std::thread::{self, JoinHandle, ThreadId};
+
+use rusqlite::Connection;
+use tokio::sync::oneshot;
+
+use crate::error::{Error, Result};
+
+/// The most writes committed together: enough to cover every connection of a busy server
+/// at once, small enough that the first caller of a group never waits long for the last.
+const MAX_GROUP: usize = 256;
+
+/// The handle to the writer thread; dropping it lets the thread finish the writes already
+/// sent, close the connection and end, and waits for that.
+pub(super) struct Writer {
+    requests: Option<mpsc::Sender<Request>>,
+    thread: Option<JoinHandle<()>>,
+    thread_id: ThreadId,
+    groups: Arc<AtomicU64>,
+}
+
+enum Request {
+    /// Applied in a savepoint, committed with the group it arrives in.
+    Grouped(Box<dyn GroupedWrite>),
+    /// Needs the connection to itself, outside any transaction (seed, key changes).
+    Exclusive(Box<dyn FnOnce(&mut Connection) + Send>),
+}
+
+/// A write waiting for its group: it can be applied, or refused without running.
+trait GroupedWrite: Send {
+    fn apply(self: Box<Self>, conn: &Connection) -> Box<dyn Answer>;
+    fn refuse(self: Box<Self>, error: Error);
+}
+
+/// An applied write's result, held back until its group's commit has succeeded or failed.
+trait Answer: Send {
+    fn send(self: Box<Self>, commit: std::result::Result<(), &Error>);
+}
+
+struct Job<T, F> {
+    f: F,
+    reply: oneshot::Sender<Result<T>>,
+}
+
+struct Outcome<T> {
+    result: Result<T>,
+    reply: oneshot::Sender<Result<T>>,
+}
+
+impl<T, F> GroupedWrite for Job<T, F>
+where
+    T: Send + 'static,
+    F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+{
+    fn apply(self: Box<Self>, conn: &Connection) -> Box<dyn Answer> {
+        let Job { f, reply } = *self;
+        Box::new(Outcome { result: in_savepoint(conn, f), reply })
+    }
+
+    fn refuse(self: Box<Self>, error: Error) {
+        // The caller may have gone (its request timed out); nobody to tell then.
+        let _ = self.reply.send(Err(error));
+    }
+}
+
+impl<T: Send> Answer for Outcome<T> {
+    fn send(self: Box<Self>, commit: std::result::Result<(), &Error>) {
+        let result = match commit {
+            Ok(()) => self.result,
+            Err(error) => Err(error.clone()),
+        };
+        let _ = self.reply.send(result);
+    }
+}
+
+impl Writer {
+    /// Starts the writer thread with `conn`, the database's only write connection.
+    pub fn start(conn: Connection) -> std::io::Result<Self> {
+        let (requests, queue) = mpsc::channel();
+        let groups = Arc::new(AtomicU64::new(0));
+        let counted = groups.clone();
+        let thread =
+            thread::Builder::new().name("petstore-writer".into()).spawn(move || run(conn, queue, &counted))?;
+        let thread_id = thread.thread().id();
+        Ok(Self { requests: Some(requests), thread: Some(thread), thread_id, groups })
+    }
+
+    /// How many group transactions have been committed: writes per group is what group
+    /// commit buys, so the benchmarks report it.
+    pub fn groups_committed(&self) -> u64 {
+        self.groups.load(Ordering::Relaxed)
+    }
+
+    /// Runs `f` in a savepoint of the next group transaction; resolves once the group is
+    /// committed (with `f`'s result) or has failed to commit (with that failure).
+    pub fn grouped<T, F>(&self, f: F) -> oneshot::Receiver<Result<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        self.send(Request::Grouped(Box::new(Job { f, reply })));
+        answer
+    }
+
+    /// Runs `f` with the connection to itself, between groups.
+    pub fn exclusive<T, F>(&self, f: F) -> oneshot::Receiver<Result<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        self.send(Request::Exclusive(Box::new(move |conn: &mut Connection| {
+            let result = catch_unwind(AssertUnwindSafe(|| f(conn))).unwrap_or_else(|_| Err(panicked()));
+            let _ = reply.send(result);
+        })));
+        answer
+    }
+
+    fn send(&self, request: Request) {
+        // The thread ends only when this handle drops, so the channel is open here; if the
+        // thread died anyway, the request is dropped and its caller gets a closed reply.
+        if let Some(requests) = &self.requests {
+            let _ = requests.send(request);
+        }
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        drop(self.requests.take());
+        // Joining from the writer thread itself (a write that held the last handle) would
+        // wait forever; the thread ends by itself right after.
+        if thread::current().id() != self.thread_id
+            && let Some(thread) = self.thread.take()
+        {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// A closed reply channel: the writer thread is gone.
+pub(super) fn writer_gone() -> Error {
+    Error::internal("the database writer has stopped")
+}
+
+fn rolled_back() -> Error {
+    Error::internal("the transaction was rolled back by the database")
+}
+
+fn panicked() -> Error {
+    Error::internal("a database write panicked")
+}
+
+fn run(mut conn: Connection, queue: mpsc::Receiver<Request>, groups: &AtomicU64) {
+    let mut group: Vec<Box<dyn GroupedWrite>> = Vec::with_capacity(MAX_GROUP);
+    let mut writes = 0_u64;
+    // Blocks for the first request; then takes whatever else is already waiting.
+    while let Ok(first) = queue.recv() {
+        let mut next = Some(first);
+        while let Some(request) = next.take() {
+            match request {
+                Request::Grouped(write) => {
+                    writes += 1;
+                    group.push(write);
+                }
+                Request::Exclusive(work) => {
+                    // In arrival order: the group before it is committed first.
+                    commit_group(&conn, &mut group, groups);
+                    work(&mut conn);
+                }
+            }
+            if group.len() < MAX_GROUP {
+                next = queue.try_recv().ok();
+            }
+        }
+        commit_group(&conn, &mut group, groups);
+    }
+    tracing::debug!(writes, groups = groups.load(Ordering::Relaxed), "the database writer stopped");
+}
+
+/// Applies every write of `group` in one `BEGIN IMMEDIATE` transaction and commits it,
+/// then answers each write.
+fn commit_group(conn: &Connection, group: &mut Vec<Box<dyn GroupedWrite>>, groups: &AtomicU64) {
+    if group.is_empty() {
+        return;
+    }
+    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        let error = Error::from(e);
+        for write in group.drain(..) {
+            write.refuse(error.clone());
+        }
+        return;
+    }
+    let mut answers = Vec::with_capacity(group.len());
+    for write in group.drain(..) {
+        // A failure that SQLite answers by rolling back the whole transaction (a full
+        // disk, an I/O error) ends it under the savepoints: nothing of the group is kept,
+        // and the writes still waiting must not run outside a transaction.
+        if conn.is_autocommit() {
+            write.refuse(rolled_back());
+        } else {
+            answers.push(write.apply(conn));
+        }
+    }
+    let commit = if conn.is_autocommit() {
+        Err(rolled_back())
+    } else {
+        conn.execute_batch("COMMIT").map_err(|e| {
+            let _ = conn.execute_batch("ROLLBACK");
+            Error::from(e)
+        })
+    };
+    if commit.is_ok() {
+        groups.fetch_add(1, Ordering::Relaxed);
+    }
+    for answer in answers {
+        answer.send(commit.as_ref().map(|_| ()));
+    }
+}
+
+/// Runs `f` between `SAVEPOINT` and `RELEASE`; when it fails (or panics) only its own
+/// changes are rolled back, and the rest of the group goes on.
+fn in_savepoint<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    conn.execute_batch("SAVEPOINT grouped_write")?;
+    let result = catch_unwind(AssertUnwindSafe(|| f(conn))).unwrap_or_else(|_| Err(panicked()));
+    if conn.is_autocommit() {
+        // The whole transaction is gone (see commit_group), and the savepoint with it.
+        return result;
+    }
+    match &result {
+        Ok(_) => conn.execute_batch("RELEASE grouped_write")?,
+        Err(_) => conn.execute_batch("ROLLBACK TO grouped_write; RELEASE grouped_write")?,
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer(dir: &tempfile::TempDir) -> (Writer, Connection) {
+        let path = dir.path().join("w.db");
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (v INTEGER NOT NULL CHECK (v >= 0))")
+            .unwrap();
+        (Writer::start(conn).unwrap(), Connection::open(&path).unwrap())
+    }
+
+    fn insert(v: i64) -> impl FnOnce(&Connection) -> Result<i64> + Send + 'static {
+        move |conn| {
+            conn.execute("INSERT INTO t (v) VALUES (?1)", [v])?;
+            Ok(v)
+        }
+    }
+
+    fn values(conn: &Connection) -> Vec<i64> {
+        let mut stmt = conn.prepare("SELECT v FROM t ORDER BY v").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().collect::<rusqlite::Result<_>>().unwrap()
+    }
+
+    /// Holds the writer thread until released, so that the writes sent meanwhile queue up
+    /// and must form one group.
+    fn hold(writer: &Writer) -> (oneshot::Receiver<Result<()>>, mpsc::Sender<()>) {
+        let (release, held) = mpsc::channel::<()>();
+        let answer = writer.grouped(move |_| {
+            held.recv().unwrap();
+            Ok(())
+        });
+        (answer, release)
+    }
+
+    #[tokio::test]
+    async fn writes_waiting_together_commit_together_and_a_failure_undoes_only_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, check) = writer(&dir);
+        let (first, release) = hold(&writer);
+        let answers: Vec<_> = [1, -1, 2, 3].into_iter().map(|v| writer.grouped(insert(v))).collect();
+        let panics = writer.grouped(|conn: &Connection| -> Result<()> {
+            conn.execute("INSERT INTO t (v) VALUES (99)", [])?;
+            panic!("a bug in one write");
+        });
+        release.send(()).unwrap();
+
+        first.await.unwrap().unwrap();
+        let results: Vec<Result<i64>> = futures_join(answers).await;
+        assert_eq!(results[0], Ok(1));
+        assert!(results[1].is_err(), "the CHECK refuses -1: {:?}", results[1]);
+        assert_eq!((&results[2], &results[3]), (&Ok(2), &Ok(3)));
+        assert_eq!(panics.await.unwrap(), Err(panicked()));
+        assert_eq!(values(&check), vec![1, 2, 3], "only the failed and the panicked writes are undone");
+        assert_eq!(writer.groups_committed(), 1, "the held write and the five behind it were one group");
+    }
+
+    #[tokio::test]
+    async fn an_answer_comes_only_after_its_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, check) = writer(&dir);
+        for v in 0..20 {
+            assert_eq!(writer.grouped(insert(v)).await.unwrap(), Ok(v));
+            // Another connection sees it at once: answered means committed.
+            assert_eq!(values(&check).len() as i64, v + 1);
+        }
+    }
+
+    #[tokio::test]
+    async fn exclusive_work_runs_between_groups_in_arrival_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, _check) = writer(&dir);
+        let (first, release) = hold(&writer);
+        let before = writer.grouped(insert(1));
+        let alone = writer.exclusive(|conn: &mut Connection| {
+            assert!(conn.is_autocommit(), "exclusive work runs outside any transaction");
+            Ok(conn.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))?)
+        });
+        let after = writer.grouped(insert(2));
+        release.send(()).unwrap();
+        first.await.unwrap().unwrap();
+        assert_eq!(before.await.unwrap(), Ok(1));
+        assert_eq!(alone.await.unwrap(), Ok(1), "the write sent before it is committed first");
+        assert_eq!(after.await.unwrap(), Ok(2));
+    }
+
+    #[tokio::test]
+    async fn dropping_the_writer_finishes_what_was_sent() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, check) = writer(&dir);
+        let answers: Vec<_> = (0..50).map(|v| writer.grouped(insert(v))).collect();
+        drop(writer);
+        assert_eq!(values(&check).len(), 50, "the drop waited for every write sent");
+        assert!(futures_join(answers).await.iter().all(Result::is_ok));
+    }
+
+    async fn futures_join<T>(answers: Vec<oneshot::Receiver<Result<T>>>) -> Vec<Result<T>> {
+        let mut results = Vec::new();
+        for answer in answers {
+            results.push(answer.await.unwrap());
+        }
+        results
+    }
+}
