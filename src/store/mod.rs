@@ -75,6 +75,12 @@ impl Store {
         &self.inner.path
     }
 
+    /// How many group transactions the writer has committed since the store opened; with
+    /// the number of writes made, the writes per commit that group commit achieved.
+    pub fn groups_committed(&self) -> u64 {
+        self.inner.writer.groups_committed()
+    }
+
     /// Committed changes, for whoever shows the data (the desktop window).
     pub fn subscribe(&self) -> broadcast::Receiver<Change> {
         self.inner.changes.subscribe()

@@ -82,6 +82,38 @@ describe('Pets screen', () => {
     await waitFor(() => expect(tableQueries(b).at(-1)).toMatchObject({ offset: 25, limit: 25 }));
   });
 
+  it('jumps to the last and back to the first page of a million pets in one request each', async () => {
+    const TOTAL = 1_000_000;
+    const b = mockBackend({
+      // Rows numbered by position, so each page shows which slice the server was asked for.
+      list_pets: ({ query }) => {
+        const offset = query.offset ?? 0;
+        const n = Math.max(0, Math.min(query.limit ?? 20, TOTAL - offset));
+        return paged(Array.from({ length: n }, (_, i) => pet(offset + i + 1, `Pet ${offset + i + 1}`)), TOTAL);
+      },
+      list_categories: () => paged([]),
+    });
+    render(PetsScreen);
+    await screen.findByTestId('pet-row-1');
+    expect(screen.getByTestId('pager-range')).toHaveTextContent('1–25 of 1,000,000');
+    expect(screen.getByTestId('category-filter-all')).toHaveTextContent(/All pets\s*1,000,000/);
+    expect(screen.getByTestId('pager-first')).toBeDisabled();
+    expect(screen.getByTestId('pager-last')).toBeEnabled();
+
+    await userEvent.click(screen.getByTestId('pager-last'));
+    await screen.findByTestId('pet-row-1000000');
+    expect(screen.getByTestId('pager-range')).toHaveTextContent('999,976–1,000,000 of 1,000,000');
+    expect(screen.getByTestId('pager-last')).toBeDisabled();
+    expect(screen.getByTestId('pager-next')).toBeDisabled();
+    expect(tableQueries(b).at(-1)).toMatchObject({ offset: 999_975, limit: 25 });
+
+    await userEvent.click(screen.getByTestId('pager-first'));
+    await screen.findByTestId('pet-row-1');
+    expect(screen.getByTestId('pager-range')).toHaveTextContent('1–25 of 1,000,000');
+    // One request per jump: no walking through the pages in between.
+    expect(tableQueries(b).map((q) => q.offset)).toEqual([0, 999_975, 0]);
+  });
+
   it('shows the empty state with a hint when nothing matches', async () => {
     mockBackend({ list_pets: () => paged([]), list_categories: () => paged([]) });
     render(PetsScreen);
