@@ -1,11 +1,12 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::query::Filter;
+use super::query::{Filter, Source};
 use crate::domain::{Category, CategoryId, NewCategory, Page, Paged, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
+/// The pet count is the kept one (see `counts.rs`), not a count of the category's pets.
 const COLUMNS: &str = "c.id, c.name, c.description,
-    (SELECT count(*) FROM pets p WHERE p.category_id = c.id), c.created_at";
+    (SELECT coalesce(sum(pc.pets), 0) FROM pet_counts pc WHERE pc.category_id = c.id), c.created_at";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Category> {
     Ok(Category {
@@ -18,7 +19,8 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Category> {
 }
 
 pub(super) fn list(conn: &Connection, page: Page) -> Result<Paged<Category>> {
-    Filter::default().page(conn, (COLUMNS, "categories c"), "c.name_folded, c.id", page, from_row)
+    let source = Source { columns: COLUMNS, from: "categories c", key: "c.id" };
+    Filter::default().page(conn, source, "c.name_folded, c.id", page, None, from_row)
 }
 
 pub(super) fn get(conn: &Connection, id: CategoryId) -> Result<Category> {

@@ -12,6 +12,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../migrations/0001_initial.sql")),
     M::up(include_str!("../../migrations/0002_api_keys.sql")),
     M::up(include_str!("../../migrations/0003_idempotency_keys.sql")),
+    M::up(include_str!("../../migrations/0004_pet_counts.sql")),
 ];
 
 /// The schema version this binary writes (SQLite `user_version`).

@@ -1,7 +1,8 @@
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::query::Filter;
+use super::counts;
+use super::query::{Filter, Source};
 use super::status_rules::{StockEvent, set_stock, stock_row};
 use crate::domain::{
     InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged, PetId,
@@ -34,7 +35,11 @@ pub(super) fn list(conn: &Connection, filter: &InventoryFilter, page: Page) -> R
     if let Some(below) = filter.below_quantity {
         w.and("stock < ?", [Value::Integer(below)]);
     }
-    w.page(conn, (COLUMNS, "pets"), "stock, id", page, from_row)
+    let total = match filter.below_quantity {
+        None => Some(counts::pets(conn, &filter.statuses, None)?),
+        Some(_) => None,
+    };
+    w.page(conn, Source { columns: COLUMNS, from: "pets", key: "id" }, "stock, id", page, total, from_row)
 }
 
 pub(super) fn get(conn: &Connection, pet: PetId) -> Result<InventoryItem> {
@@ -95,7 +100,8 @@ pub(super) fn adjustments(conn: &Connection, pet: PetId, page: Page) -> Result<P
     let mut w = Filter::default();
     w.and("pet_id = ?", [Value::Integer(pet.get())]);
     let columns = "id, pet_id, delta, reason, quantity_after, created_at";
-    w.page(conn, (columns, "inventory_adjustments"), "id DESC", page, |r| {
+    let source = Source { columns, from: "inventory_adjustments", key: "id" };
+    w.page(conn, source, "id DESC", page, None, |r| {
         Ok(InventoryAdjustment {
             id: r.get(0)?,
             pet_id: r.get(1)?,

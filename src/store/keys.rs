@@ -199,7 +199,6 @@ impl Store {
     pub async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
         self.read(move |conn| find(conn, &hash)).await
     }
-
 }
 
 const COLUMNS: &str = "name, scope, prefix, created_at, rotated_at, revoked_at";

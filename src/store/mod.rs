@@ -7,6 +7,7 @@ mod backend;
 mod backup;
 mod categories;
 mod connection;
+mod counts;
 mod idempotency;
 mod inventory;
 mod keys;

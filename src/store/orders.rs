@@ -1,7 +1,7 @@
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::query::Filter;
+use super::query::{Filter, Source};
 use super::status_rules::{StockEvent, set_stock, stock_row};
 use crate::domain::{
     NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, PetStatus, Timestamp,
@@ -29,7 +29,7 @@ pub(super) fn list(conn: &Connection, filter: &OrderFilter, page: Page) -> Resul
     if let Some(complete) = filter.complete {
         w.and("complete = ?", [Value::Integer(complete.into())]);
     }
-    w.page(conn, (COLUMNS, "orders"), "id DESC", page, from_row)
+    w.page(conn, Source { columns: COLUMNS, from: "orders", key: "id" }, "id DESC", page, None, from_row)
 }
 
 pub(super) fn get(conn: &Connection, id: OrderId) -> Result<Order> {

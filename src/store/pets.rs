@@ -2,11 +2,13 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::categories;
-use super::query::{Filter, like_contains};
+use super::counts;
+use super::query::{Filter, Source, like_contains};
 use crate::domain::{Name, NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
 const COLUMNS: &str = "id, name, category_id, status, description, created_at, updated_at";
+const PETS: Source<'static> = Source { columns: COLUMNS, from: "pets", key: "id" };
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Pet> {
     Ok(Pet {
@@ -43,7 +45,12 @@ pub(super) fn list(conn: &Connection, filter: &PetFilter, page: Page) -> Result<
         PetSort::Name => "name_folded, id",
         PetSort::NameDesc => "name_folded DESC, id DESC",
     };
-    w.page(conn, (COLUMNS, "pets"), order, page, from_row)
+    // Without a search or ids the count is the kept one (a category and status filter).
+    let total = match (&filter.name_contains, filter.ids.is_empty()) {
+        (None, true) => Some(counts::pets(conn, &filter.statuses, filter.category_id)?),
+        _ => None,
+    };
+    w.page(conn, PETS, order, page, total, from_row)
 }
 
 pub(super) fn find(conn: &Connection, id: PetId) -> Result<Option<Pet>> {

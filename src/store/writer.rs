@@ -89,8 +89,9 @@ impl Writer {
         let (requests, queue) = mpsc::channel();
         let groups = Arc::new(AtomicU64::new(0));
         let counted = groups.clone();
-        let thread =
-            thread::Builder::new().name("petstore-writer".into()).spawn(move || run(conn, queue, &counted))?;
+        let thread = thread::Builder::new()
+            .name("petstore-writer".into())
+            .spawn(move || run(conn, queue, &counted))?;
         let thread_id = thread.thread().id();
         Ok(Self { requests: Some(requests), thread: Some(thread), thread_id, groups })
     }
@@ -270,10 +271,11 @@ mod tests {
     }
 
     /// Holds the writer thread until released, so that the writes sent meanwhile queue up
-    /// and must form one group.
+    /// and must form one group. (Exclusive work, which is no group itself: a held grouped
+    /// write could be taken alone before the others arrive.)
     fn hold(writer: &Writer) -> (oneshot::Receiver<Result<()>>, mpsc::Sender<()>) {
         let (release, held) = mpsc::channel::<()>();
-        let answer = writer.grouped(move |_| {
+        let answer = writer.exclusive(move |_| {
             held.recv().unwrap();
             Ok(())
         });
@@ -299,7 +301,7 @@ mod tests {
         assert_eq!((&results[2], &results[3]), (&Ok(2), &Ok(3)));
         assert_eq!(panics.await.unwrap(), Err(panicked()));
         assert_eq!(values(&check), vec![1, 2, 3], "only the failed and the panicked writes are undone");
-        assert_eq!(writer.groups_committed(), 1, "the held write and the five behind it were one group");
+        assert_eq!(writer.groups_committed(), 1, "the five writes that waited were one group");
     }
 
     #[tokio::test]

@@ -21,3 +21,20 @@ pub fn stocked(conn: &Connection) -> Vec<(i64, i64)> {
     .collect::<rusqlite::Result<_>>()
     .unwrap()
 }
+
+/// The kept pet counts (migration 0004) against a real count of the pets, per category
+/// (0 for none) and status; rows the triggers left at zero do not count.
+pub fn assert_pet_counts_kept(conn: &Connection) {
+    let rows = |sql: &str| -> Vec<(i64, String, i64)> {
+        conn.prepare(sql)
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    let kept = rows("SELECT category_id, status, pets FROM pet_counts WHERE pets > 0 ORDER BY 1, 2");
+    let real =
+        rows("SELECT coalesce(category_id, 0), status, count(*) FROM pets GROUP BY 1, 2 ORDER BY 1, 2");
+    assert_eq!(kept, real, "pet_counts disagrees with the pets");
+}

@@ -21,6 +21,7 @@ mod migrations;
 mod model;
 mod openapi;
 mod orders;
+mod paging;
 mod pets;
 mod schema;
 mod upgrade;

@@ -343,6 +343,17 @@ fn check(db: &Path, ledger: &mut Ledger, round: usize) -> usize {
     assert_eq!(ok, "ok", "round {round}: integrity_check");
     let broken = conn.prepare("PRAGMA foreign_key_check").unwrap().query_map([], |_| Ok(())).unwrap().count();
     assert_eq!(broken, 0, "round {round}: foreign_key_check");
+    let miscounted: i64 = conn
+        .query_row(
+            "WITH kept AS (SELECT category_id, status, pets FROM pet_counts WHERE pets > 0),
+                  real AS (SELECT coalesce(category_id, 0), status, count(*) FROM pets GROUP BY 1, 2)
+             SELECT (SELECT count(*) FROM (SELECT * FROM kept EXCEPT SELECT * FROM real))
+                  + (SELECT count(*) FROM (SELECT * FROM real EXCEPT SELECT * FROM kept))",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(miscounted, 0, "round {round}: the kept pet counts disagree with the pets");
 
     let orders: HashMap<i64, (i64, i64, bool)> = conn
         .prepare("SELECT id, pet_id, quantity, complete FROM orders")

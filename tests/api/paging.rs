@@ -1,0 +1,136 @@
+//! Paging at scale: the kept counts behind `X-Total-Count` and every page of every filter
+//! and sort, including the back half that is read from the other end, against one plain
+//! query of the database.
+
+use reqwest::Method;
+use rusqlite::Connection;
+use serde_json::json;
+
+use crate::database::assert_pet_counts_kept;
+use crate::helpers::{TestApp, spawn_app};
+
+/// A shop of `pets` seeded pets, some of them moved to `pending`, to no category and to
+/// a new category, so that every kind of count row exists.
+async fn shop(pets: u64) -> TestApp {
+    let app = spawn_app().await;
+    {
+        let mut conn = Connection::open(&app.db_path).unwrap();
+        petstore::store::seed::seed(&mut conn, pets, |_| {}).unwrap();
+    }
+    let extra = app.category("Exotics").await;
+    for id in (1..=pets as i64).step_by(7) {
+        let reply = app.patch(&format!("/pets/{id}"), json!({ "status": "pending" })).await;
+        assert_eq!(reply.status, 200, "{:?}", reply.body);
+    }
+    for id in (3..=pets as i64).step_by(11) {
+        let reply = app.patch(&format!("/pets/{id}"), json!({ "categoryId": null })).await;
+        assert_eq!(reply.status, 200, "{:?}", reply.body);
+    }
+    for id in (5..=pets as i64).step_by(13) {
+        let reply = app.patch(&format!("/pets/{id}"), json!({ "categoryId": extra })).await;
+        assert_eq!(reply.status, 200, "{:?}", reply.body);
+    }
+    app
+}
+
+/// The ids a plain query of the database lists for `where_sql` in `order`.
+fn truth(app: &TestApp, where_sql: &str, order: &str) -> Vec<i64> {
+    let conn = Connection::open(&app.db_path).unwrap();
+    conn.prepare(&format!("SELECT id FROM pets {where_sql} ORDER BY {order}"))
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn every_page_of_every_filter_and_sort_is_the_plain_query_cut_in_pages() {
+    let app = shop(600).await;
+    let filters = [
+        ("", ""),
+        ("categoryId=2", "WHERE category_id = 2"),
+        ("status=available", "WHERE status = 'available'"),
+        ("status=sold&status=pending", "WHERE status IN ('sold', 'pending')"),
+        ("categoryId=3&status=available", "WHERE category_id = 3 AND status = 'available'"),
+        ("q=ll", "WHERE name_folded LIKE '%ll%'"),
+    ];
+    let sorts = [
+        ("name", "name_folded, id"),
+        ("-name", "name_folded DESC, id DESC"),
+        ("id", "id"),
+        ("-id", "id DESC"),
+    ];
+    let limit = 9;
+    for (query, where_sql) in filters {
+        for (sort, order) in sorts {
+            let expected = truth(&app, where_sql, order);
+            assert!(expected.len() > 2 * limit, "{query}: too few pets for several pages");
+            let mut listed = Vec::new();
+            let mut offset = 0;
+            loop {
+                let reply =
+                    app.get(&format!("/pets?{query}&sort={sort}&limit={limit}&offset={offset}")).await;
+                assert_eq!(reply.status, 200, "{:?}", reply.body);
+                assert_eq!(reply.header("x-total-count"), expected.len().to_string(), "{query} sort={sort}");
+                let page = reply.body.as_array().unwrap();
+                if page.is_empty() {
+                    break;
+                }
+                listed.extend(page.iter().map(|p| p["id"].as_i64().unwrap()));
+                offset += limit;
+            }
+            assert_eq!(listed, expected, "{query} sort={sort}: the pages, put together");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_page_past_the_end_is_empty_and_still_counts_the_list() {
+    let app = shop(120).await;
+    let total = truth(&app, "", "id").len();
+    let reply = app.get(&format!("/pets?limit=10&offset={total}")).await;
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.body, json!([]));
+    assert_eq!(reply.header("x-total-count"), total.to_string());
+    // The last partial page, read from the other end, in the right order.
+    let reply = app.get(&format!("/pets?sort=id&limit=10&offset={}", total - 3)).await;
+    let ids: Vec<i64> = reply.body.as_array().unwrap().iter().map(|p| p["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, truth(&app, "", "id")[total - 3..]);
+}
+
+#[tokio::test]
+async fn the_kept_counts_follow_every_kind_of_pet_change() {
+    let app = shop(200).await;
+    assert_pet_counts_kept(&Connection::open(&app.db_path).unwrap());
+
+    let cats = app.category("Cats and more").await;
+    let pet = app.pet_with_stock("Tiger", 3).await;
+    app.patch(&format!("/pets/{pet}"), json!({ "categoryId": cats })).await;
+    let order = app.post("/store/orders", json!({ "petId": pet, "quantity": 3 })).await;
+    assert_eq!(order.status, 201, "{:?}", order.body);
+    // The last unit ordered: the status rules move the pet on, and the counts with it.
+    let reply = app.send(app.request(Method::DELETE, &format!("/store/orders/{}", order.body["id"]))).await;
+    assert_eq!(reply.status, 204);
+    app.put(&format!("/pets/{pet}"), json!({ "name": "Tiger", "status": "sold" })).await;
+    let doomed = app.pet_with_stock("Doomed", 0).await;
+    assert_eq!(app.delete(&format!("/pets/{doomed}")).await.status, 204);
+    app.post("/store/orders", json!({ "petId": 1, "quantity": 1, "complete": true })).await;
+    assert_pet_counts_kept(&Connection::open(&app.db_path).unwrap());
+
+    // What the API shows comes from them.
+    let categories = app.get("/categories?limit=100").await;
+    let conn = Connection::open(&app.db_path).unwrap();
+    for category in categories.body.as_array().unwrap() {
+        let real: i64 = conn
+            .query_row("SELECT count(*) FROM pets WHERE category_id = ?1", [category["id"].as_i64()], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(category["petCount"], real, "{}", category["name"]);
+    }
+    let available = app.get("/pets?status=available&limit=1").await;
+    let real: i64 =
+        conn.query_row("SELECT count(*) FROM pets WHERE status = 'available'", [], |r| r.get(0)).unwrap();
+    assert_eq!(available.header("x-total-count"), real.to_string());
+}
