@@ -40,3 +40,7 @@ END;
 -- A category's pets in name order (the Pets screen's default sort once a category is
 -- chosen); without it that first page sorted every pet of the category (47 ms).
 CREATE INDEX pets_by_category_name ON pets (category_id, name_folded);
+
+-- The Inventory screen's status filter in stock order (and with "low stock only"): without
+-- it SQLite sorted every pet of the status, 2.7-4.3 s at a million pets.
+CREATE INDEX pets_by_status_stock ON pets (status, stock);

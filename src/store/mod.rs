@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 use serde::Serialize;
-use tokio::sync::broadcast;
+use tokio::sync::{Semaphore, broadcast};
 
 pub use backup::{RestoreError, Restored, restore};
 pub use connection::{OpenError, SCHEMA_VERSION, migrations};
@@ -44,9 +44,11 @@ pub enum Change {
     Inventory,
 }
 
-/// Read connections kept open between requests; more are opened under load and closed
-/// again when they are returned to a full pool.
-const IDLE_READERS: usize = 8;
+/// At most this many reads run at once, each on its own connection, opened at first need
+/// and then kept. More would not finish sooner on a few cores; they would only take
+/// threads, memory (each connection has its own page cache) and, were connections opened
+/// and closed with the load, the schema parse of every new one.
+const READERS: usize = 8;
 
 #[derive(Clone)]
 pub struct Store {
@@ -57,6 +59,8 @@ struct Inner {
     path: PathBuf,
     writer: writer::Writer,
     readers: Mutex<Vec<Connection>>,
+    /// One permit per connection of `readers`: a read waits here, not on the disk.
+    reader_slots: Semaphore,
     changes: broadcast::Sender<Change>,
 }
 
@@ -69,7 +73,15 @@ impl Store {
         let writer = writer::Writer::start(conn)
             .map_err(|e| OpenError::Unusable { path: path.clone(), reason: e.to_string() })?;
         let (changes, _) = broadcast::channel(256);
-        Ok(Self { inner: Arc::new(Inner { path, writer, readers: Mutex::new(Vec::new()), changes }) })
+        Ok(Self {
+            inner: Arc::new(Inner {
+                path,
+                writer,
+                readers: Mutex::new(Vec::with_capacity(READERS)),
+                reader_slots: Semaphore::new(READERS),
+                changes,
+            }),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -93,6 +105,7 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
+        let _slot = self.inner.reader_slots.acquire().await.map_err(Error::internal)?;
         let inner = self.inner.clone();
         blocking(move || {
             let conn = inner.take_reader()?;
@@ -101,6 +114,27 @@ impl Store {
             result
         })
         .await
+    }
+
+    /// Runs `f` at once on the calling thread, for reads bounded to a few rows found by
+    /// key. Handing such a read to the blocking pool and back (two thread wake-ups) costs
+    /// several times the read itself, which is a few microseconds of B-tree descent; so it
+    /// is done here, like any short computation of an async task. When every reader is
+    /// busy it waits its turn like any other read.
+    pub(crate) async fn read_by_key<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        match self.inner.reader_slots.try_acquire() {
+            Ok(_slot) => {
+                let conn = self.inner.take_reader()?;
+                let result = f(&conn);
+                self.inner.return_reader(conn);
+                result
+            }
+            Err(_) => self.read(f).await,
+        }
     }
 
     /// Runs `f` as one write: in its own savepoint of the writer's next group transaction
@@ -146,14 +180,7 @@ impl Store {
     /// sensitive), synced, and never overwrites a file (see `backup.rs`).
     pub async fn backup(&self, to: &Path) -> Result<()> {
         let to = to.to_path_buf();
-        let inner = self.inner.clone();
-        blocking(move || {
-            let conn = inner.take_reader()?;
-            let result = backup::write(&conn, &to);
-            inner.return_reader(conn);
-            result
-        })
-        .await
+        self.read(move |conn| backup::write(conn, &to)).await
     }
 }
 
@@ -167,10 +194,7 @@ impl Inner {
     }
 
     fn return_reader(&self, conn: Connection) {
-        let mut pool = self.readers.lock().unwrap_or_else(|p| p.into_inner());
-        if pool.len() < IDLE_READERS {
-            pool.push(conn);
-        }
+        self.readers.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
     }
 }
 
