@@ -54,8 +54,12 @@ impl HostPolicy {
     }
 }
 
-pub async fn check_host_and_origin(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if let Err(refusal) = judge(&state.hosts, req.headers()) {
+pub async fn check_host_and_origin(
+    State(hosts): State<Arc<HostPolicy>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    if let Err(refusal) = judge(&hosts, req.headers()) {
         return refusal.into_response();
     }
     next.run(req).await

@@ -4,13 +4,15 @@
 //! the sunset the operation answers 410.
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, Method, header};
+use std::sync::LazyLock;
+
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, TimeZone, Utc};
 
 use super::error::ApiError;
-use super::state::AppState;
+use crate::clock::Clock;
 use crate::error::ErrorCode;
 
 /// When the deprecation was announced: 2026-11-01T00:00:00Z (RFC 9745 wants a Unix time).
@@ -23,11 +25,11 @@ pub fn sunset() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2027, 6, 30, 23, 59, 59).unwrap()
 }
 
-pub async fn deprecated_get_pet(State(state): State<AppState>, req: Request, next: Next) -> Response {
+pub async fn deprecated_get_pet(State(clock): State<Clock>, req: Request, next: Next) -> Response {
     let Some(pet) = deprecated_target(req.method(), req.uri().path()) else {
         return next.run(req).await;
     };
-    let mut response = if state.clock.now() > sunset() {
+    let mut response = if clock.now() > sunset() {
         ApiError::new(
             ErrorCode::Gone,
             format!("GET /pets/{{petId}} was retired on 2027-06-30; use GET /pets?id={pet}"),
@@ -49,13 +51,21 @@ fn deprecated_target(method: &Method, path: &str) -> Option<String> {
     (!segment.is_empty() && !segment.contains('/')).then(|| segment.to_owned())
 }
 
-fn add_headers(headers: &mut HeaderMap, pet: &str) {
+/// The two headers that never change, formatted once: this runs on every `GET /pets/{id}`.
+static FIXED_HEADERS: LazyLock<[(HeaderName, HeaderValue); 2]> = LazyLock::new(|| {
     let since = format!("@{}", deprecated_since().timestamp());
     let sunset = sunset().format("%a, %d %b %Y %H:%M:%S GMT").to_string();
-    let successor = format!("</pets?id={pet}>; rel=\"successor-version\"");
-    for (name, value) in [("deprecation", since), ("sunset", sunset)] {
-        headers.insert(name, HeaderValue::from_str(&value).expect("ASCII header"));
+    [
+        (HeaderName::from_static("deprecation"), HeaderValue::from_str(&since).expect("ASCII header")),
+        (HeaderName::from_static("sunset"), HeaderValue::from_str(&sunset).expect("ASCII header")),
+    ]
+});
+
+fn add_headers(headers: &mut HeaderMap, pet: &str) {
+    for (name, value) in FIXED_HEADERS.iter() {
+        headers.insert(name.clone(), value.clone());
     }
+    let successor = format!("</pets?id={pet}>; rel=\"successor-version\"");
     if let Ok(link) = HeaderValue::from_str(&successor) {
         headers.append(header::LINK, link);
     }
