@@ -365,8 +365,14 @@ function logName(label) {
  * Starts tauri-driver (which starts WebKitWebDriver, which starts the app) on free ports,
  * with a fresh data directory and local API port (or the given ones, to restart the app), opens a WebDriver session and waits for
  * the Pets screen. Returns a handle; always call `close()` (in a finally block).
+ *
+ * `timings.firstScreenMsSinceBoot` is when the Pets heading showed; with `readySelectors`,
+ * each is then waited for in turn (as tightly), and `timings.ready` holds when each showed.
  */
-export async function launchApp(label, { env = {}, dataDir, apiPort } = {}) {
+export async function launchApp(
+  label,
+  { env = {}, dataDir, apiPort, readySelectors = [], readyTimeout = 30_000 } = {},
+) {
   if (!fs.existsSync(APP_BIN)) throw new Error(`app binary missing: ${APP_BIN} (cargo build -p petstore-desktop)`);
   const app = {
     label,
@@ -399,6 +405,9 @@ export async function launchApp(label, { env = {}, dataDir, apiPort } = {}) {
       },
     );
     await waitForPort(app.driverPort, 15_000, () => app.driver.alive());
+    // tauri-driver forwards the session request to WebKitWebDriver, which it started but which
+    // may not listen yet on a busy machine ("Connection refused" and the session fails).
+    await waitForPort(app.nativePort, 15_000, () => app.driver.alive());
     app.timings.sessionRequestedAt = Date.now();
     app.browser = await remote({
       hostname: '127.0.0.1',
@@ -420,6 +429,13 @@ export async function launchApp(label, { env = {}, dataDir, apiPort } = {}) {
     await waitVisibleFast(app.browser, '#pets-title', 30_000);
     app.timings.firstScreenAt = Date.now();
     app.timings.firstScreenMsSinceBoot = nowMsSinceBoot();
+    // What "the first screen with its data" means is the caller's: each selector, in turn,
+    // polled as tightly as the heading, with the time it was first seen.
+    app.timings.ready = [];
+    for (const selector of readySelectors) {
+      await waitVisibleFast(app.browser, selector, readyTimeout);
+      app.timings.ready.push({ selector, msSinceBoot: nowMsSinceBoot() });
+    }
     app.driver.track();
     return app;
   } catch (e) {
@@ -451,6 +467,32 @@ function findAppPid(app) {
 export function appProcesses(app) {
   if (!app.appPid || !isAlive(app.appPid)) return [];
   return [app.appPid, ...descendants(app.appPid)].map((pid) => ({ pid, comm: commOf(pid), rss: rssBytes(pid) }));
+}
+
+/** Proportional set size of one process in bytes: shared pages divided among their users. */
+export function pssBytes(pid) {
+  try {
+    const m = /^Pss:\s+(\d+)\s+kB/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The resident memory of the app and all its processes now: `mb` (the RSS sum, one
+ * decimal), `pssMb` (the PSS sum: WebKit's libraries, mapped by each process, counted once)
+ * and `breakdown` ("petstore-deskto:95,WebKitWebProces:120,...", RSS in MB each).
+ */
+export function appMemory(app) {
+  const procs = appProcesses(app);
+  const mb = (bytes) => Math.round((bytes / 1024 / 1024) * 10) / 10;
+  return {
+    procs,
+    mb: mb(procs.reduce((sum, p) => sum + p.rss, 0)),
+    pssMb: mb(procs.reduce((sum, p) => sum + pssBytes(p.pid), 0)),
+    breakdown: procs.map((p) => `${p.comm}:${Math.round(p.rss / 1024 / 1024)}`).join(','),
+  };
 }
 
 async function closeApp(app) {
@@ -518,6 +560,44 @@ export async function startServer(label) {
     await server.stop().catch(() => {});
     throw e;
   }
+}
+
+/**
+ * Fills a database file with `pets` demo pets through `petstore-server seed` (SERVER_BIN);
+ * returns how long it took in ms. The process is the suite's, killed if the test is cut short.
+ */
+export async function seedDatabase(dbFile, pets, label = 'seed') {
+  if (!fs.existsSync(SERVER_BIN)) {
+    throw new Error(`server binary missing: ${SERVER_BIN} (cargo build --bin petstore-server)`);
+  }
+  const started = Date.now();
+  const proc = new Proc('petstore-server seed', SERVER_BIN, ['seed', '--db', dbFile, '--pets', String(pets)], {
+    logFile: logName(label),
+  });
+  const { code, signal, error } = await proc.exit;
+  live.delete(proc);
+  if (error || code !== 0) {
+    throw new Error(`seeding ${pets} pets failed (${error?.message ?? `exit ${code ?? signal}`}); see ${proc.logFile}`);
+  }
+  return Date.now() - started;
+}
+
+// ---------------------------------------------------------------------------------------
+// Figures
+
+/** The median of a list of numbers (the mean of the middle two for an even count). */
+export function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  if (!s.length) return NaN;
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+/** Prints `key=value` lines and writes them to `file` (created with its directory). */
+export function writeFigures(file, lines) {
+  for (const line of lines) console.log(line);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, `${lines.join('\n')}\n`);
 }
 
 // ---------------------------------------------------------------------------------------

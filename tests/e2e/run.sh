@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The end-to-end suite: the real app binary under tauri-driver and WebKitWebDriver, on a
 # virtual X display with its own D-Bus session. Takes no arguments; expects the binaries
-# built (APP_BIN, SERVER_BIN default to target/debug/ of this repository). Screenshots,
+# built (APP_BIN, SERVER_BIN default to target/debug/ of this repository). E2E_TESTS picks
+# test files (default: every *.test.js here; bench.sh runs scale.test.js alone). Screenshots,
 # metrics and per-test logs land in target/e2e/. Exits non-zero on any failure.
 set -euo pipefail
 
@@ -57,12 +58,17 @@ trap 'cleanup || true; exit 143' TERM
 
 # One test file at a time (two cores, one WebKit app each); every test has its own timeout
 # and the whole run is bounded here too. The last line is node's test summary.
+if [ -n "${E2E_TESTS:-}" ]; then
+  read -r -a TESTS <<<"$E2E_TESTS"
+else
+  TESTS=(./*.test.js)
+fi
 export NO_AT_BRIDGE=1
 set +e
 timeout --kill-after=20s 540s \
   xvfb-run -a -s "-screen 0 1440x900x24 -nolisten tcp" \
   dbus-run-session -- \
-  node --test --test-concurrency=1 --test-timeout=150000 --test-reporter=tap ./*.test.js
+  node --test --test-concurrency=1 --test-timeout=150000 --test-reporter=tap "${TESTS[@]}"
 rc=$?
 set -e
 if ! cleanup; then

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { formatDelta, formatRange, shipDateToIso } from '../src/lib/format';
+import { displayLocale, formatDelta, formatNumber, formatRange, shipDateToIso } from '../src/lib/format';
 import { parseDelta, parseQuantity, parseReason, parseStock } from '../src/lib/validate';
 
 describe('format', () => {
@@ -8,6 +8,20 @@ describe('format', () => {
     expect(formatRange(0, 25, 1234, 'en-US')).toBe('1–25 of 1,234');
     expect(formatRange(1225, 9, 1234, 'en-US')).toBe('1,226–1,234 of 1,234');
     expect(formatRange(0, 0, 0, 'en-US')).toBe('0 of 0');
+  });
+
+  it('groups digits on a system with no language set (LANG=C), where ICU would not', () => {
+    // What WebKitGTK reports under LANG=C.UTF-8: navigator.language "C", ICU's POSIX variant.
+    expect(displayLocale('C', 'en-US-u-va-posix')).toBe('en-US');
+    expect(displayLocale('C.UTF-8', 'en-US')).toBe('en-US');
+    expect(displayLocale('POSIX', 'en-US')).toBe('en-US');
+    expect(displayLocale(undefined, 'en-US-u-va-posix')).toBe('en-US');
+    expect(formatRange(0, 25, 1_000_000, displayLocale('C', 'en-US-u-va-posix'))).toBe('1–25 of 1,000,000');
+    // A language the user chose stays theirs.
+    expect(displayLocale('de-DE', 'de-DE')).toBeUndefined();
+    expect(displayLocale('ca-ES', 'ca-ES')).toBeUndefined();
+    expect(displayLocale('en-US', 'en-US')).toBeUndefined();
+    expect(formatNumber(1_000_000, 'de-DE')).toBe('1.000.000');
   });
 
   it('signs stock changes with a true minus', () => {

@@ -1,8 +1,24 @@
 // Numbers and dates in the user's locale. Every function takes an optional locale so the
-// tests can pin one; the app passes none and gets the webview's.
+// tests can pin one; the app passes none and gets the webview's (see displayLocale).
+
+/**
+ * The locale to format in when none is given: `undefined` (the webview's own) unless that
+ * is the C/POSIX locale of a system with no language set (LANG=C, as on many servers and
+ * containers). ICU's POSIX variant groups no digits, so a million pets would read
+ * "1–25 of 1000000"; plain English reads "1,000,000".
+ */
+export function displayLocale(language: string | undefined, resolved: string): string | undefined {
+  const posix = /^(c|posix)([._@-]|$)/i.test(language ?? '') || /-u-(.+-)?va-posix\b/i.test(resolved);
+  return posix ? 'en-US' : undefined;
+}
+
+const DEFAULT_LOCALE = displayLocale(
+  typeof navigator === 'undefined' ? undefined : navigator.language,
+  new Intl.NumberFormat().resolvedOptions().locale,
+);
 
 export function formatNumber(n: number, locale?: string): string {
-  return new Intl.NumberFormat(locale).format(n);
+  return new Intl.NumberFormat(locale ?? DEFAULT_LOCALE).format(n);
 }
 
 /** "1–25 of 1,234" for a page of `count` rows starting at `offset`; "0 of 0" when empty. */
@@ -22,13 +38,13 @@ function parse(iso: string | null | undefined): Date | null {
 /** A timestamp as local date and time, e.g. "Nov 22, 2026, 10:15 AM". */
 export function formatDateTime(iso: string | null | undefined, locale?: string): string {
   const d = parse(iso);
-  return d ? new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' }).format(d) : '—';
+  return d ? new Intl.DateTimeFormat(locale ?? DEFAULT_LOCALE, { dateStyle: 'medium', timeStyle: 'short' }).format(d) : '—';
 }
 
 /** A timestamp as a local calendar date, e.g. "Nov 22, 2026". */
 export function formatDate(iso: string | null | undefined, locale?: string): string {
   const d = parse(iso);
-  return d ? new Intl.DateTimeFormat(locale, { dateStyle: 'medium' }).format(d) : '—';
+  return d ? new Intl.DateTimeFormat(locale ?? DEFAULT_LOCALE, { dateStyle: 'medium' }).format(d) : '—';
 }
 
 /** "1 pet", "12 pets": a count with its noun (English plural with -s, all this UI needs). */

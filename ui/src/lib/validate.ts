@@ -1,6 +1,8 @@
 // Checks done before calling, with the same bounds as the API (DESIGN.md 4), so a typo is
 // caught where it was typed. The server checks again; its message wins when it disagrees.
 
+import { formatNumber } from './format';
+
 export const MAX_ORDER_QUANTITY = 10_000;
 export const MAX_STOCK = 1_000_000;
 export const MAX_REASON = 200;
@@ -9,7 +11,7 @@ export const MAX_REASON = 200;
 export function parseQuantity(value: number | null | undefined): number | string {
   if (value === null || value === undefined || Number.isNaN(value)) return 'Enter a quantity.';
   if (!Number.isInteger(value) || value < 1 || value > MAX_ORDER_QUANTITY)
-    return `The quantity must be a whole number from 1 to ${MAX_ORDER_QUANTITY.toLocaleString()}.`;
+    return `The quantity must be a whole number from 1 to ${formatNumber(MAX_ORDER_QUANTITY)}.`;
   return value;
 }
 
@@ -17,7 +19,7 @@ export function parseQuantity(value: number | null | undefined): number | string
 export function parseStock(value: number | null | undefined): number | string {
   if (value === null || value === undefined || Number.isNaN(value)) return 'Enter a count.';
   if (!Number.isInteger(value) || value < 0 || value > MAX_STOCK)
-    return `The count must be a whole number from 0 to ${MAX_STOCK.toLocaleString()}.`;
+    return `The count must be a whole number from 0 to ${formatNumber(MAX_STOCK)}.`;
   return value;
 }
 
