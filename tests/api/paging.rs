@@ -134,3 +134,28 @@ async fn the_kept_counts_follow_every_kind_of_pet_change() {
         conn.query_row("SELECT count(*) FROM pets WHERE status = 'available'", [], |r| r.get(0)).unwrap();
     assert_eq!(available.header("x-total-count"), real.to_string());
 }
+
+#[test]
+fn a_bulk_seed_keeps_the_counts_the_indexes_and_the_triggers() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bulk.db");
+    drop(petstore::store::Store::open(&path).unwrap());
+    let mut conn = Connection::open(&path).unwrap();
+    let schema = |conn: &Connection| -> Vec<(String, String)> {
+        conn.prepare("SELECT name, sql FROM sqlite_schema WHERE tbl_name = 'pets' ORDER BY name")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get::<_, Option<String>>(1)?.unwrap_or_default())))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    };
+    let before = schema(&conn);
+    // Above the size from which the seed drops and rebuilds indexes and triggers.
+    petstore::store::seed::seed(&mut conn, 100_000, |_| {}).unwrap();
+    assert_eq!(schema(&conn), before, "every index and trigger of pets is back, unchanged");
+    assert_pet_counts_kept(&conn);
+    // The triggers work again.
+    conn.execute_batch("UPDATE pets SET status = 'pending' WHERE id % 10 = 3; DELETE FROM pets WHERE id % 97 = 0")
+        .unwrap();
+    assert_pet_counts_kept(&conn);
+}
