@@ -78,6 +78,16 @@ pub(super) fn open_reader(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// The checkpointer's connection (see `writer.rs`): it writes to the database file, but
+/// only what the WAL already holds.
+pub(super) fn open_checkpointer(path: &Path) -> Result<Connection> {
+    let flags =
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(path, flags).map_err(Error::internal)?;
+    apply_pragmas(&conn)?;
+    Ok(conn)
+}
+
 /// Settings every connection needs; `synchronous = FULL` because orders are money and a
 /// power cut must not lose an acknowledged one.
 fn apply_pragmas(conn: &Connection) -> Result<()> {

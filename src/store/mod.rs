@@ -70,8 +70,9 @@ impl Store {
     pub fn open(path: impl AsRef<Path>) -> Result<Self, OpenError> {
         let path = path.as_ref().to_path_buf();
         let conn = connection::open_writer(&path)?;
-        let writer = writer::Writer::start(conn)
-            .map_err(|e| OpenError::Unusable { path: path.clone(), reason: e.to_string() })?;
+        let unusable = |e: Error| OpenError::Unusable { path: path.clone(), reason: e.to_string() };
+        let checkpoints = connection::open_checkpointer(&path).map_err(unusable)?;
+        let writer = writer::Writer::start(conn, checkpoints).map_err(unusable)?;
         let (changes, _) = broadcast::channel(256);
         Ok(Self {
             inner: Arc::new(Inner {

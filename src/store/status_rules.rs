@@ -41,10 +41,11 @@ pub(super) struct StockRow {
 }
 
 pub(super) fn stock_row(conn: &Connection, pet: PetId) -> Result<Option<StockRow>> {
+    // Cached statements, here and below: every order runs them, and parsing the SQL again
+    // each time cost the writer more than running it.
     Ok(conn
-        .query_row("SELECT status, stock FROM pets WHERE id = ?1", [pet], |r| {
-            Ok(StockRow { status: r.get(0)?, stock: r.get(1)? })
-        })
+        .prepare_cached("SELECT status, stock FROM pets WHERE id = ?1")?
+        .query_row([pet], |r| Ok(StockRow { status: r.get(0)?, stock: r.get(1)? }))
         .optional()?)
 }
 
@@ -60,18 +61,17 @@ pub(super) fn set_stock(conn: &Connection, pet: PetId, stock: i64, event: StockE
         )));
     }
     let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
-    let open_orders: i64 =
-        conn.query_row("SELECT count(*) FROM orders WHERE pet_id = ?1 AND complete = 0", [pet], |r| {
-            r.get(0)
-        })?;
+    let open_orders: i64 = conn
+        .prepare_cached("SELECT count(*) FROM orders WHERE pet_id = ?1 AND complete = 0")?
+        .query_row([pet], |r| r.get(0))?;
     let status = next_status(current.status, event, stock, open_orders);
     let now = Timestamp::now();
-    conn.execute(
+    conn.prepare_cached(
         "UPDATE pets SET stock = ?2, stock_updated_at = ?3, status = ?4,
                 updated_at = CASE WHEN status = ?4 THEN updated_at ELSE ?3 END
          WHERE id = ?1",
-        params![pet, stock, now, status],
-    )?;
+    )?
+    .execute(params![pet, stock, now, status])?;
     Ok(())
 }
 
