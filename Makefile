@@ -154,3 +154,12 @@ bundle: deps ui
 ## Xvfb with an empty data directory; its local API must answer.
 bundle-test: bundle
 	tests/package/run.sh
+
+## bench: the figures of issue 6 in one run, written to BENCHMARKS.md: release builds, seeded
+## databases of 100,000 and 1,000,000 pets, wrk over loopback against the server and a
+## minimal axum ceiling, peak memory, time to ready, the app under Xvfb, the .deb (hence
+## `bundle` first) and the Criterion benches (tests/bench/README.md). Fails if a target is
+## missed. BENCH_SECONDS (10) and BENCH_WARMUP (3) set each scenario's durations.
+.PHONY: bench
+bench: bundle
+	python3 tests/bench/run.py

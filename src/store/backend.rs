@@ -11,18 +11,17 @@ use crate::error::Result;
 #[async_trait]
 impl Petstore for Store {
     async fn list_pets(&self, filter: PetFilter, page: Page) -> Result<Paged<Pet>> {
-        // By ids, a list is at most a page of look-ups by key.
-        if filter.ids.is_empty() {
-            self.read(move |c| pets::list(c, &filter, page)).await
+        if pets::is_bounded(&filter, page) {
+            self.read_bounded(move |c| pets::list(c, &filter, page)).await
         } else {
-            self.read_by_key(move |c| pets::list(c, &filter, page)).await
+            self.read(move |c| pets::list(c, &filter, page)).await
         }
     }
     async fn create_pet(&self, new: NewPet) -> Result<Pet> {
         self.write(Change::Pets, move |tx| pets::create(tx, &new)).await
     }
     async fn get_pet(&self, id: PetId) -> Result<Pet> {
-        self.read_by_key(move |c| pets::get(c, id)).await
+        self.read_bounded(move |c| pets::get(c, id)).await
     }
     async fn replace_pet(&self, id: PetId, new: NewPet) -> Result<Pet> {
         self.write(Change::Pets, move |tx| pets::replace(tx, id, &new)).await
@@ -41,7 +40,7 @@ impl Petstore for Store {
         self.write(Change::Categories, move |tx| categories::create(tx, &new)).await
     }
     async fn get_category(&self, id: CategoryId) -> Result<Category> {
-        self.read_by_key(move |c| categories::get(c, id)).await
+        self.read_bounded(move |c| categories::get(c, id)).await
     }
     async fn replace_category(&self, id: CategoryId, new: NewCategory) -> Result<Category> {
         self.write(Change::Categories, move |tx| categories::replace(tx, id, &new)).await
@@ -57,7 +56,7 @@ impl Petstore for Store {
         self.write(Change::Orders, move |tx| orders::place(tx, &new)).await
     }
     async fn get_order(&self, id: OrderId) -> Result<Order> {
-        self.read_by_key(move |c| orders::get(c, id)).await
+        self.read_bounded(move |c| orders::get(c, id)).await
     }
     async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
         self.write(Change::Orders, move |tx| orders::update(tx, id, &patch)).await
@@ -70,7 +69,7 @@ impl Petstore for Store {
         self.read(move |c| inventory::list(c, &filter, page)).await
     }
     async fn get_inventory(&self, pet: PetId) -> Result<InventoryItem> {
-        self.read_by_key(move |c| inventory::get(c, pet)).await
+        self.read_bounded(move |c| inventory::get(c, pet)).await
     }
     async fn set_inventory(&self, pet: PetId, update: InventoryUpdate) -> Result<InventoryItem> {
         self.write(Change::Inventory, move |tx| inventory::set(tx, pet, update.quantity)).await

@@ -35,11 +35,16 @@ pub(super) fn list(conn: &Connection, filter: &InventoryFilter, page: Page) -> R
     if let Some(below) = filter.below_quantity {
         w.and("stock < ?", [Value::Integer(below)]);
     }
-    let total = match filter.below_quantity {
-        None => Some(counts::pets(conn, &filter.statuses, None)?),
-        Some(_) => None,
-    };
-    w.page(conn, Source { columns: COLUMNS, from: "pets", key: "id" }, "stock, id", page, total, from_row)
+    let kept = |c: &Connection| counts::pets(c, &filter.statuses, None);
+    let kept_total = filter.below_quantity.is_none().then_some(&kept as _);
+    w.page(
+        conn,
+        Source { columns: COLUMNS, from: "pets", key: "id" },
+        "stock, id",
+        page,
+        kept_total,
+        from_row,
+    )
 }
 
 pub(super) fn get(conn: &Connection, pet: PetId) -> Result<InventoryItem> {

@@ -194,10 +194,10 @@ impl Store {
     }
 
     /// Finds the key whose secret hashes to `hash`, for authenticating a request. One
-    /// indexed read per request, by key (see [`Store::read_by_key`]): a key revoked or rotated by another
+    /// indexed read per request, by key (see [`Store::read_bounded`]): a key revoked or rotated by another
     /// process (the CLI beside a running server) is refused from its next request on.
     pub async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
-        self.read_by_key(move |conn| find(conn, &hash)).await
+        self.read_bounded(move |conn| find(conn, &hash)).await
     }
 }
 

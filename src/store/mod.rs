@@ -117,12 +117,12 @@ impl Store {
         .await
     }
 
-    /// Runs `f` at once on the calling thread, for reads bounded to a few rows found by
-    /// key. Handing such a read to the blocking pool and back (two thread wake-ups) costs
-    /// several times the read itself, which is a few microseconds of B-tree descent; so it
-    /// is done here, like any short computation of an async task. When every reader is
-    /// busy it waits its turn like any other read.
-    pub(crate) async fn read_by_key<T, F>(&self, f: F) -> Result<T>
+    /// Runs `f` at once on the calling thread, for reads bounded to a few index steps: rows
+    /// found by key, or a first page whose count is a kept one. Handing such a read to the
+    /// blocking pool and back (two thread wake-ups) costs as much as the read itself, which
+    /// is microseconds of B-tree descent; so it is done here, like any short computation of
+    /// an async task. When every reader is busy it waits its turn like any other read.
+    pub(crate) async fn read_bounded<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,

@@ -25,6 +25,15 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Pet> {
 /// At most this many ids in one list request: one page's worth.
 const MAX_IDS: usize = Page::MAX_LIMIT as usize;
 
+/// Up to this many rows in, a page without a search is a short walk along an index.
+const SHORT_WALK: u32 = 1_000;
+
+/// Whether listing is cheap whatever the size of the shop: by ids (at most a page of
+/// look-ups by key), or a page near the start of a list whose count is kept (no search).
+pub(super) fn is_bounded(filter: &PetFilter, page: Page) -> bool {
+    !filter.ids.is_empty() || (filter.name_contains.is_none() && page.offset() + page.limit() <= SHORT_WALK)
+}
+
 pub(super) fn list(conn: &Connection, filter: &PetFilter, page: Page) -> Result<Paged<Pet>> {
     if filter.ids.len() > MAX_IDS {
         return Err(Error::invalid_parameter(format!("id may be given at most {MAX_IDS} times")));
@@ -46,11 +55,9 @@ pub(super) fn list(conn: &Connection, filter: &PetFilter, page: Page) -> Result<
         PetSort::NameDesc => "name_folded DESC, id DESC",
     };
     // Without a search or ids the count is the kept one (a category and status filter).
-    let total = match (&filter.name_contains, filter.ids.is_empty()) {
-        (None, true) => Some(counts::pets(conn, &filter.statuses, filter.category_id)?),
-        _ => None,
-    };
-    w.page(conn, PETS, order, page, total, from_row)
+    let kept = |c: &Connection| counts::pets(c, &filter.statuses, filter.category_id);
+    let kept_total = (filter.name_contains.is_none() && filter.ids.is_empty()).then_some(&kept as _);
+    w.page(conn, PETS, order, page, kept_total, from_row)
 }
 
 pub(super) fn find(conn: &Connection, id: PetId) -> Result<Option<Pet>> {

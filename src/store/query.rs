@@ -32,7 +32,8 @@ impl Filter {
 
     /// One page of `source` under this filter, in `order` (comma-separated terms, each
     /// optionally `DESC`), with the count of all matching rows (the `X-Total-Count`):
-    /// `total` when the caller knows it cheaply, else counted here.
+    /// from `kept_total` when the caller can read it cheaply, else counted here. The count
+    /// and the page are read in one snapshot, so that they agree under writes.
     ///
     /// Two habits keep deep pages affordable at a million rows. The rows skipped by the
     /// offset are stepped over on the index alone, and only the page's own rows are read
@@ -44,15 +45,30 @@ impl Filter {
         source: Source<'_>,
         order: &str,
         page: Page,
-        total: Option<u64>,
+        kept_total: Option<&KeptTotal<'_>>,
         row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
     ) -> Result<Paged<T>> {
-        // One snapshot for the count and the page, so that they agree under writes.
-        let snapshot = conn.unchecked_transaction()?;
+        // Cached, like every statement of a list: parsing even these two costs a busy
+        // server more than running them.
+        conn.prepare_cached("BEGIN")?.execute([])?;
+        let paged = self.page_in_snapshot(conn, source, order, page, kept_total, row);
+        conn.prepare_cached("COMMIT")?.execute([])?;
+        paged
+    }
+
+    fn page_in_snapshot<T>(
+        &self,
+        conn: &Connection,
+        source: Source<'_>,
+        order: &str,
+        page: Page,
+        kept_total: Option<&KeptTotal<'_>>,
+        row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Paged<T>> {
         let Source { columns, from, key } = source;
         let where_sql = self.sql();
-        let total = match total {
-            Some(total) => total,
+        let total = match kept_total {
+            Some(kept) => kept(conn)?,
             None => {
                 conn.prepare_cached(&format!("SELECT count(*) FROM {from} {where_sql}"))?
                     .query_row(params_from_iter(&self.params), |r| r.get::<_, i64>(0))? as u64
@@ -69,18 +85,30 @@ impl Filter {
         } else {
             (order.to_owned(), limit, offset)
         };
-        let mut items = conn
-            .prepare_cached(&format!(
+        // Near the start the plain query is cheaper: the deferred join's extra step costs
+        // more than the few table rows it saves.
+        let sql = if offset < DEFER_FROM {
+            format!("SELECT {columns} FROM {from} {where_sql} ORDER BY {order} LIMIT ? OFFSET ?")
+        } else {
+            format!(
                 "SELECT {columns} FROM {from} WHERE {key} IN
-                    (SELECT {key} FROM {from} {where_sql} ORDER BY {order} LIMIT {limit} OFFSET {offset})
+                    (SELECT {key} FROM {from} {where_sql} ORDER BY {order} LIMIT ? OFFSET ?)
                  ORDER BY {order}"
-            ))?
-            .query_map(params_from_iter(&self.params), row)?
+            )
+        };
+        let mut items = conn
+            .prepare_cached(&sql)?
+            // Bound, not spliced: one cached statement serves every page.
+            .query_map(
+                params_from_iter(
+                    self.params.iter().chain(&[Value::from(limit as i64), Value::from(offset as i64)]),
+                ),
+                row,
+            )?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         if from_end {
             items.reverse();
         }
-        snapshot.finish()?;
         Ok(Paged { items, total })
     }
 
@@ -88,6 +116,13 @@ impl Filter {
         if self.clauses.is_empty() { String::new() } else { format!("WHERE {}", self.clauses.join(" AND ")) }
     }
 }
+
+/// From this many skipped rows on, a page is read by a deferred join (measured at a
+/// million pets: the plain query is 15 % faster on the first page, 30 % slower at 5,000).
+const DEFER_FROM: u64 = 500;
+
+/// Reads a list's total from what the store keeps, instead of counting the rows.
+pub(super) type KeptTotal<'a> = dyn Fn(&Connection) -> Result<u64> + 'a;
 
 /// What a list reads: `columns` of `from`, whose rows `key` identifies.
 #[derive(Clone, Copy)]

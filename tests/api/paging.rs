@@ -155,7 +155,9 @@ fn a_bulk_seed_keeps_the_counts_the_indexes_and_the_triggers() {
     assert_eq!(schema(&conn), before, "every index and trigger of pets is back, unchanged");
     assert_pet_counts_kept(&conn);
     // The triggers work again.
-    conn.execute_batch("UPDATE pets SET status = 'pending' WHERE id % 10 = 3; DELETE FROM pets WHERE id % 97 = 0")
-        .unwrap();
+    conn.execute_batch(
+        "UPDATE pets SET status = 'pending' WHERE id % 10 = 3; DELETE FROM pets WHERE id % 97 = 0",
+    )
+    .unwrap();
     assert_pet_counts_kept(&conn);
 }
