@@ -37,13 +37,12 @@ impl HostPolicy {
     }
 
     fn host_allowed(&self, host: &str) -> bool {
-        let host = host.to_ascii_lowercase();
         let (name, port) = match host.rsplit_once(':') {
             // An IPv6 literal without a port ends in `]`, not in a port number.
-            Some((name, port)) if !port.contains(']') => (name.to_owned(), port.parse::<u16>().ok()),
-            _ => (host.clone(), Some(80)),
+            Some((name, port)) if !port.contains(']') => (name, port.parse::<u16>().ok()),
+            _ => (host, Some(80)),
         };
-        port == Some(self.port) && self.names.contains(&name)
+        port == Some(self.port) && self.names.iter().any(|allowed| allowed.eq_ignore_ascii_case(name))
     }
 
     /// A browser sends `Origin`; only pages served by this very server (its docs page) may

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use chrono::{DateTime, SecondsFormat, SubsecRound, Utc};
+use chrono::{DateTime, Datelike, SecondsFormat, SubsecRound, Timelike, Utc};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -33,7 +33,22 @@ impl From<DateTime<Utc>> for Timestamp {
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.to_rfc3339_opts(SecondsFormat::Secs, true))
+        // Written field by field: every pet and order in a response has two or three of
+        // these, and `to_rfc3339_opts` builds a String for each.
+        let (date, time) = (self.0.date_naive(), self.0.time());
+        if !(0..=9999).contains(&date.year()) {
+            return f.write_str(&self.0.to_rfc3339_opts(SecondsFormat::Secs, true));
+        }
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+            date.year(),
+            date.month(),
+            date.day(),
+            time.hour(),
+            time.minute(),
+            time.second()
+        )
     }
 }
 
@@ -72,5 +87,15 @@ mod tests {
         let t = Timestamp::parse("2026-11-22T11:15:00.750+01:00").unwrap();
         assert_eq!(t.to_string(), "2026-11-22T10:15:00Z");
         assert!(Timestamp::parse("22/11/2026").is_err());
+    }
+
+    #[test]
+    fn the_written_form_is_chronos_rfc_3339_in_seconds() {
+        let mut t = DateTime::parse_from_rfc3339("0001-01-01T00:00:00Z").unwrap().with_timezone(&Utc);
+        let step = chrono::Duration::seconds(86_399 * 367 + 3_601);
+        while t.year() <= 9999 {
+            assert_eq!(Timestamp::from(t).to_string(), t.to_rfc3339_opts(SecondsFormat::Secs, true));
+            t += step;
+        }
     }
 }

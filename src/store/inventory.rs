@@ -62,7 +62,7 @@ pub(super) fn set(conn: &Connection, pet: PetId, quantity: StockLevel) -> Result
     if delta != 0 {
         record(conn, pet, delta, &format!("stock set to {}", quantity.get()), quantity.get())?;
     }
-    set_stock(conn, pet, quantity.get(), StockEvent::Counted)?;
+    set_stock(conn, pet, &current, quantity.get(), StockEvent::Counted)?;
     get(conn, pet)
 }
 
@@ -87,7 +87,7 @@ pub(super) fn adjust(
         )));
     }
     record(conn, pet, delta, adjustment.reason.as_str(), after)?;
-    set_stock(conn, pet, after, StockEvent::Counted)?;
+    set_stock(conn, pet, &current, after, StockEvent::Counted)?;
     get(conn, pet)
 }
 

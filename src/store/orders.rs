@@ -61,8 +61,9 @@ pub(super) fn place(conn: &Connection, new: &NewOrder) -> Result<Order> {
     )?
     .execute(params![new.pet_id, quantity, ship_date, new.complete, now])?;
     let id = OrderId::try_from(conn.last_insert_rowid()).map_err(Error::internal)?;
-    set_stock(conn, new.pet_id, pet.stock - quantity, StockEvent::Taken)?;
-    get(conn, id)
+    set_stock(conn, new.pet_id, &pet, pet.stock - quantity, StockEvent::Taken)?;
+    // What was just stored, without reading it back (every order comes this way).
+    Ok(Order { id, pet_id: new.pet_id, quantity, ship_date, complete: new.complete, created_at: now })
 }
 
 /// Changes an open order's quantity or ship date, or completes it.
@@ -79,7 +80,7 @@ pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Resu
             ensure_stock(order.pet_id, pet.stock, more)?;
             conn.execute("UPDATE orders SET quantity = ?2 WHERE id = ?1", params![id, quantity.get()])?;
             let event = if more > 0 { StockEvent::Taken } else { StockEvent::Returned };
-            set_stock(conn, order.pet_id, pet.stock - more, event)?;
+            set_stock(conn, order.pet_id, &pet, pet.stock - more, event)?;
         }
     }
     if let Some(ship_date) = patch.ship_date {
@@ -89,7 +90,7 @@ pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Resu
         let ship_date = patch.ship_date.flatten().unwrap_or_else(Timestamp::now);
         conn.execute("UPDATE orders SET complete = 1, ship_date = ?2 WHERE id = ?1", params![id, ship_date])?;
         let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
-        set_stock(conn, order.pet_id, pet.stock, StockEvent::Completed)?;
+        set_stock(conn, order.pet_id, &pet, pet.stock, StockEvent::Completed)?;
     }
     get(conn, id)
 }
@@ -99,7 +100,7 @@ pub(super) fn cancel(conn: &Connection, id: OrderId) -> Result<()> {
     let order = get_open(conn, id)?;
     let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
     conn.execute("DELETE FROM orders WHERE id = ?1", [id])?;
-    set_stock(conn, order.pet_id, pet.stock + order.quantity, StockEvent::Returned)
+    set_stock(conn, order.pet_id, &pet, pet.stock + order.quantity, StockEvent::Returned)
 }
 
 fn get_open(conn: &Connection, id: OrderId) -> Result<Order> {

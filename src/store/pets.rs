@@ -54,9 +54,12 @@ pub(super) fn list(conn: &Connection, filter: &PetFilter, page: Page) -> Result<
         PetSort::Name => "name_folded, id",
         PetSort::NameDesc => "name_folded DESC, id DESC",
     };
-    // Without a search or ids the count is the kept one (a category and status filter).
+    if !filter.ids.is_empty() {
+        return w.short_page(conn, PETS, order, page, from_row);
+    }
+    // Without a search the count is the kept one (a category and status filter).
     let kept = |c: &Connection| counts::pets(c, &filter.statuses, filter.category_id);
-    let kept_total = (filter.name_contains.is_none() && filter.ids.is_empty()).then_some(&kept as _);
+    let kept_total = filter.name_contains.is_none().then_some(&kept as _);
     w.page(conn, PETS, order, page, kept_total, from_row)
 }
 

@@ -112,6 +112,29 @@ impl Filter {
         Ok(Paged { items, total })
     }
 
+    /// A page of a list that is short whatever the size of the shop (by ids: at most a
+    /// page of them). It is read whole by one statement and cut here, so it needs neither a
+    /// count nor a snapshot around two statements.
+    pub fn short_page<T>(
+        &self,
+        conn: &Connection,
+        source: Source<'_>,
+        order: &str,
+        page: Page,
+        row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Paged<T>> {
+        let Source { columns, from, .. } = source;
+        let mut items = conn
+            .prepare_cached(&format!("SELECT {columns} FROM {from} {} ORDER BY {order}", self.sql()))?
+            .query_map(params_from_iter(&self.params), row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let total = items.len() as u64;
+        let start = (page.offset() as usize).min(items.len());
+        items.truncate(start.saturating_add(page.limit() as usize));
+        items.drain(..start);
+        Ok(Paged { items, total })
+    }
+
     pub(super) fn sql(&self) -> String {
         if self.clauses.is_empty() { String::new() } else { format!("WHERE {}", self.clauses.join(" AND ")) }
     }

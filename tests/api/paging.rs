@@ -86,6 +86,29 @@ async fn every_page_of_every_filter_and_sort_is_the_plain_query_cut_in_pages() {
 }
 
 #[tokio::test]
+async fn a_list_by_ids_pages_and_counts_like_any_other_list() {
+    let app = shop(120).await;
+    // 30 existing ids (one repeated), one that names no pet, in no particular order.
+    let mut asked: Vec<i64> = (1..=30).map(|i| (i * 37) % 120 + 1).collect();
+    asked.extend([asked[0], 10_000]);
+    let ids: String = asked.iter().map(|id| format!("id={id}&")).collect();
+    let in_list = asked.iter().map(i64::to_string).collect::<Vec<_>>().join(", ");
+    for (sort, order) in [("name", "name_folded, id"), ("-id", "id DESC")] {
+        let expected = truth(&app, &format!("WHERE id IN ({in_list})"), order);
+        assert_eq!(expected.len(), 30);
+        for (limit, offset) in [(7, 0), (7, 7), (7, 28), (7, 30), (100, 0), (5, 200)] {
+            let reply = app.get(&format!("/pets?{ids}status=available&status=sold&status=pending&sort={sort}&limit={limit}&offset={offset}")).await;
+            assert_eq!(reply.status, 200, "{:?}", reply.body);
+            assert_eq!(reply.header("x-total-count"), "30", "sort={sort} limit={limit} offset={offset}");
+            let page: Vec<i64> =
+                reply.body.as_array().unwrap().iter().map(|p| p["id"].as_i64().unwrap()).collect();
+            let end = (offset + limit).min(expected.len());
+            assert_eq!(page, expected[offset.min(end)..end], "sort={sort} limit={limit} offset={offset}");
+        }
+    }
+}
+
+#[tokio::test]
 async fn a_page_past_the_end_is_empty_and_still_counts_the_list() {
     let app = shop(120).await;
     let total = truth(&app, "", "id").len();

@@ -9,6 +9,12 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc instead of the system allocator: a request allocates and frees dozens of small
+/// buffers (headers, JSON, rows), and glibc's malloc took an eighth of a busy server's time
+/// (a cheap read went from 73 to 55 µs of CPU). It costs about 10 MB more peak memory.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = cli::Args::parse();
     cli::init_logging(args.log_format);
