@@ -129,15 +129,14 @@ async fn read_body_first(req: Request, next: Next) -> Response {
 /// Gives framework-made error responses (which have no JSON body) the Error object,
 /// keeping their status and headers such as `Allow`.
 async fn errors_as_json(req: Request, next: Next) -> Response {
-    // Clones that share their bytes: kept for the rare answer that needs them.
+    // Clones that share their bytes, kept for the rare answer that needs them.
     let method = req.method().clone();
     let uri = req.uri().clone();
-    let id = req.headers().get(&X_REQUEST_ID).cloned();
-    let response = next.run(req).await;
+    let id = request_id(&req).to_owned();
+    let response = crate::error::REQUEST_ID.scope(id.clone(), next.run(req)).await;
     let status = response.status();
     let path = uri.path();
     if status.is_server_error() {
-        let id = id.as_ref().and_then(|v| v.to_str().ok()).unwrap_or("-");
         tracing::error!(id, %method, path, status = status.as_u16(), "request failed");
     }
     let is_json = response
@@ -205,6 +204,51 @@ mod tests {
 
     async fn panics() -> StatusCode {
         panic!("a bug")
+    }
+
+    /// Log lines, collected for a test to read.
+    #[derive(Clone, Default)]
+    struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Logs {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_server_error_is_logged_with_its_request_id_and_detail() {
+        let logs = Logs::default();
+        let sink = logs.clone();
+        let subscriber =
+            tracing_subscriber::fmt().with_ansi(false).with_writer(move || sink.clone()).finish();
+        let _default = tracing::subscriber::set_default(subscriber);
+
+        let dir = tempfile::tempdir().unwrap();
+        let state = AppState {
+            store: Store::open(dir.path().join("m.db")).unwrap(),
+            keys: KeyRing::from_secrets(["k"]),
+            hosts: Arc::new(HostPolicy::new(80, &[])),
+            clock: Clock::system(),
+            failures: Default::default(),
+        };
+        let fails = || async { Err::<(), _>(ApiError(Error::internal("the disk is on fire"))) };
+        let app = apply(Router::new().route("/fails", get(fails)), state.clone(), Duration::from_secs(5))
+            .with_state(state);
+        let request = Request::get("/fails").header("host", "localhost").body(Body::empty()).unwrap();
+        let response = app.oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        let id = response.headers()[&X_REQUEST_ID].to_str().unwrap().to_owned();
+
+        let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
+        let detail = logs.lines().find(|l| l.contains("the disk is on fire")).expect("the detail is logged");
+        assert!(detail.contains(&id), "the detail names the request {id}: {detail}");
+        let failed = logs.lines().find(|l| l.contains("request failed")).expect("the failure is logged");
+        assert!(failed.contains(&id) && failed.contains("/fails") && failed.contains("500"), "{failed}");
     }
 
     async fn call(app: Router, path: &str) -> (StatusCode, serde_json::Value) {

@@ -13,6 +13,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../migrations/0002_api_keys.sql")),
     M::up(include_str!("../../migrations/0003_idempotency_keys.sql")),
     M::up(include_str!("../../migrations/0004_pet_counts.sql")),
+    M::up(include_str!("../../migrations/0005_one_stock_index.sql")),
 ];
 
 /// The schema version this binary writes (SQLite `user_version`).

@@ -86,6 +86,37 @@ async fn every_page_of_every_filter_and_sort_is_the_plain_query_cut_in_pages() {
 }
 
 #[tokio::test]
+async fn every_page_of_the_inventory_is_the_plain_query_cut_in_pages() {
+    let app = shop(400).await;
+    let filters = [
+        ("", ""),
+        ("status=pending", "WHERE status = 'pending'"),
+        ("status=sold&status=available", "WHERE status IN ('sold', 'available')"),
+        ("belowQuantity=6", "WHERE stock < 6"),
+        ("status=available&belowQuantity=9", "WHERE status = 'available' AND stock < 9"),
+    ];
+    let limit = 11;
+    for (query, where_sql) in filters {
+        let expected = truth(&app, where_sql, "stock, id");
+        assert!(expected.len() > 2 * limit, "{query}: too few pets for several pages");
+        let mut listed = Vec::new();
+        let mut offset = 0;
+        loop {
+            let reply = app.get(&format!("/store/inventory?{query}&limit={limit}&offset={offset}")).await;
+            assert_eq!(reply.status, 200, "{:?}", reply.body);
+            assert_eq!(reply.header("x-total-count"), expected.len().to_string(), "{query}");
+            let page = reply.body.as_array().unwrap();
+            if page.is_empty() {
+                break;
+            }
+            listed.extend(page.iter().map(|item| item["petId"].as_i64().unwrap()));
+            offset += limit;
+        }
+        assert_eq!(listed, expected, "{query}: the pages, put together");
+    }
+}
+
+#[tokio::test]
 async fn a_list_by_ids_pages_and_counts_like_any_other_list() {
     let app = shop(120).await;
     // 30 existing ids (one repeated), one that names no pet, in no particular order.
