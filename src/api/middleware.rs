@@ -187,7 +187,7 @@ mod tests {
     use crate::clock::Clock;
     use crate::store::Store;
 
-    /// The real middleware around two misbehaving handlers.
+    /// The real middleware around three misbehaving handlers.
     fn app(dir: &tempfile::TempDir) -> Router {
         let state = AppState {
             store: Store::open(dir.path().join("m.db")).unwrap(),
@@ -198,7 +198,11 @@ mod tests {
         };
         let routes = Router::new()
             .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await }))
-            .route("/panic", get(panics));
+            .route("/panic", get(panics))
+            .route(
+                "/fails",
+                get(|| async { Err::<(), _>(ApiError(Error::internal("the disk is on fire"))) }),
+            );
         apply(routes, state.clone(), Duration::from_millis(50)).with_state(state)
     }
 
@@ -229,18 +233,8 @@ mod tests {
         let _default = tracing::subscriber::set_default(subscriber);
 
         let dir = tempfile::tempdir().unwrap();
-        let state = AppState {
-            store: Store::open(dir.path().join("m.db")).unwrap(),
-            keys: KeyRing::from_secrets(["k"]),
-            hosts: Arc::new(HostPolicy::new(80, &[])),
-            clock: Clock::system(),
-            failures: Default::default(),
-        };
-        let fails = || async { Err::<(), _>(ApiError(Error::internal("the disk is on fire"))) };
-        let app = apply(Router::new().route("/fails", get(fails)), state.clone(), Duration::from_secs(5))
-            .with_state(state);
         let request = Request::get("/fails").header("host", "localhost").body(Body::empty()).unwrap();
-        let response = app.oneshot(request).await.unwrap();
+        let response = app(&dir).oneshot(request).await.unwrap();
         assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
         let id = response.headers()[&X_REQUEST_ID].to_str().unwrap().to_owned();
 

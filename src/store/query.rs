@@ -48,24 +48,18 @@ impl Filter {
         kept_total: Option<&KeptTotal<'_>>,
         row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
     ) -> Result<Paged<T>> {
-        // Cached, like every statement of a list: parsing even these two costs a busy
-        // server more than running them.
-        conn.prepare_cached("BEGIN")?.execute([])?;
-        let paged = self.page_in_snapshot(conn, source, order, page, kept_total, row);
-        conn.prepare_cached("COMMIT")?.execute([])?;
-        paged
+        in_snapshot(conn, || self.page_in_snapshot(conn, source, order, page, kept_total, row))
     }
 
     fn page_in_snapshot<T>(
         &self,
         conn: &Connection,
-        source: Source<'_>,
+        Source { columns, from, key }: Source<'_>,
         order: &str,
         page: Page,
         kept_total: Option<&KeptTotal<'_>>,
         row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
     ) -> Result<Paged<T>> {
-        let Source { columns, from, key } = source;
         let where_sql = self.sql();
         let total = match kept_total {
             Some(kept) => kept(conn)?,
@@ -138,6 +132,16 @@ impl Filter {
     pub(super) fn sql(&self) -> String {
         if self.clauses.is_empty() { String::new() } else { format!("WHERE {}", self.clauses.join(" AND ")) }
     }
+}
+
+/// Runs `read` in one read transaction, so that what it reads in several statements agrees.
+fn in_snapshot<T>(conn: &Connection, read: impl FnOnce() -> Result<T>) -> Result<T> {
+    // Cached, like every statement of a list: parsing even these two costs a busy server
+    // more than running them.
+    conn.prepare_cached("BEGIN")?.execute([])?;
+    let result = read();
+    conn.prepare_cached("COMMIT")?.execute([])?;
+    result
 }
 
 /// From this many skipped rows on, a page is read by a deferred join (measured at a

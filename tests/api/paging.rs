@@ -44,6 +44,24 @@ fn truth(app: &TestApp, where_sql: &str, order: &str) -> Vec<i64> {
         .unwrap()
 }
 
+/// The `id_field` of every item of `list` (a path with its query), read page by page at
+/// `limit` until an empty page; each page must count `total` in `X-Total-Count`.
+async fn every_page(app: &TestApp, list: &str, id_field: &str, limit: usize, total: usize) -> Vec<i64> {
+    let mut listed = Vec::new();
+    let mut offset = 0;
+    loop {
+        let reply = app.get(&format!("{list}&limit={limit}&offset={offset}")).await;
+        assert_eq!(reply.status, 200, "{list}: {:?}", reply.body);
+        assert_eq!(reply.header("x-total-count"), total.to_string(), "{list} offset={offset}");
+        let page = reply.body.as_array().unwrap();
+        if page.is_empty() {
+            return listed;
+        }
+        listed.extend(page.iter().map(|item| item[id_field].as_i64().unwrap()));
+        offset += limit;
+    }
+}
+
 #[tokio::test]
 async fn every_page_of_every_filter_and_sort_is_the_plain_query_cut_in_pages() {
     let app = shop(600).await;
@@ -66,20 +84,8 @@ async fn every_page_of_every_filter_and_sort_is_the_plain_query_cut_in_pages() {
         for (sort, order) in sorts {
             let expected = truth(&app, where_sql, order);
             assert!(expected.len() > 2 * limit, "{query}: too few pets for several pages");
-            let mut listed = Vec::new();
-            let mut offset = 0;
-            loop {
-                let reply =
-                    app.get(&format!("/pets?{query}&sort={sort}&limit={limit}&offset={offset}")).await;
-                assert_eq!(reply.status, 200, "{:?}", reply.body);
-                assert_eq!(reply.header("x-total-count"), expected.len().to_string(), "{query} sort={sort}");
-                let page = reply.body.as_array().unwrap();
-                if page.is_empty() {
-                    break;
-                }
-                listed.extend(page.iter().map(|p| p["id"].as_i64().unwrap()));
-                offset += limit;
-            }
+            let listed =
+                every_page(&app, &format!("/pets?{query}&sort={sort}"), "id", limit, expected.len()).await;
             assert_eq!(listed, expected, "{query} sort={sort}: the pages, put together");
         }
     }
@@ -99,19 +105,8 @@ async fn every_page_of_the_inventory_is_the_plain_query_cut_in_pages() {
     for (query, where_sql) in filters {
         let expected = truth(&app, where_sql, "stock, id");
         assert!(expected.len() > 2 * limit, "{query}: too few pets for several pages");
-        let mut listed = Vec::new();
-        let mut offset = 0;
-        loop {
-            let reply = app.get(&format!("/store/inventory?{query}&limit={limit}&offset={offset}")).await;
-            assert_eq!(reply.status, 200, "{:?}", reply.body);
-            assert_eq!(reply.header("x-total-count"), expected.len().to_string(), "{query}");
-            let page = reply.body.as_array().unwrap();
-            if page.is_empty() {
-                break;
-            }
-            listed.extend(page.iter().map(|item| item["petId"].as_i64().unwrap()));
-            offset += limit;
-        }
+        let listed =
+            every_page(&app, &format!("/store/inventory?{query}"), "petId", limit, expected.len()).await;
         assert_eq!(listed, expected, "{query}: the pages, put together");
     }
 }
