@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
-use crate::api::{self, AppState, FailedAuth, FailureLimit, HostPolicy, KeyRing};
+use crate::api::{self, AppState, FailedAuth, FailureLimit, HostPolicy, KeyRing, Shared};
 use crate::clock::Clock;
 use crate::store::Store;
 
@@ -70,13 +70,13 @@ impl Application {
         if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
             hosts.push(addr.ip().to_string());
         }
-        let state = AppState {
+        let state = AppState::new(Shared {
             store,
             keys: config.keys,
             hosts: Arc::new(HostPolicy::new(addr.port(), &hosts)),
             clock: config.clock,
             failures: Arc::new(FailedAuth::new(config.failed_auth)),
-        };
+        });
         Ok(Self { listener, router: api::router(state, config.request_timeout), addr })
     }
 

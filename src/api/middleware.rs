@@ -183,19 +183,19 @@ mod tests {
     use tower::ServiceExt;
 
     use super::*;
-    use crate::api::{HostPolicy, KeyRing};
+    use crate::api::{HostPolicy, KeyRing, Shared};
     use crate::clock::Clock;
     use crate::store::Store;
 
     /// The real middleware around three misbehaving handlers.
     fn app(dir: &tempfile::TempDir) -> Router {
-        let state = AppState {
+        let state = AppState::new(Shared {
             store: Store::open(dir.path().join("m.db")).unwrap(),
             keys: KeyRing::from_secrets(["k"]),
             hosts: Arc::new(HostPolicy::new(80, &[])),
             clock: Clock::system(),
             failures: Default::default(),
-        };
+        });
         let routes = Router::new()
             .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await }))
             .route("/panic", get(panics))

@@ -14,6 +14,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../migrations/0003_idempotency_keys.sql")),
     M::up(include_str!("../../migrations/0004_pet_counts.sql")),
     M::up(include_str!("../../migrations/0005_one_stock_index.sql")),
+    M::up(include_str!("../../migrations/0006_pets_list_covering_index.sql")),
 ];
 
 /// The schema version this binary writes (SQLite `user_version`).

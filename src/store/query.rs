@@ -11,6 +11,9 @@ use crate::error::Result;
 pub(super) struct Filter {
     clauses: Vec<String>,
     pub params: Vec<Value>,
+    /// Whether an index holds every column the list reads, in the list's order (see
+    /// [`Filter::covered_by_an_index`]).
+    covered: bool,
 }
 
 impl Filter {
@@ -28,6 +31,18 @@ impl Filter {
         }
         let marks = vec!["?"; values.len()].join(", ");
         self.and(&format!("{column} IN ({marks})"), values);
+    }
+
+    /// Tells the paging that an index holds every column of the list in its order, so that
+    /// rows skipped by an offset are never read from the table anyway: the deferred join,
+    /// which would read the page's own rows from the table, only costs then.
+    pub fn covered_by_an_index(&mut self) {
+        self.covered = true;
+    }
+
+    #[cfg(test)]
+    pub fn is_covered(&self) -> bool {
+        self.covered
     }
 
     /// One page of `source` under this filter, in `order` (comma-separated terms, each
@@ -54,17 +69,16 @@ impl Filter {
     fn page_in_snapshot<T>(
         &self,
         conn: &Connection,
-        Source { columns, from, key }: Source<'_>,
+        source: Source<'_>,
         order: &str,
         page: Page,
         kept_total: Option<&KeptTotal<'_>>,
         row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
     ) -> Result<Paged<T>> {
-        let where_sql = self.sql();
         let total = match kept_total {
             Some(kept) => kept(conn)?,
             None => {
-                conn.prepare_cached(&format!("SELECT count(*) FROM {from} {where_sql}"))?
+                conn.prepare_cached(&format!("SELECT count(*) FROM {} {}", source.from, self.sql()))?
                     .query_row(params_from_iter(&self.params), |r| r.get::<_, i64>(0))? as u64
             }
         };
@@ -81,15 +95,8 @@ impl Filter {
         };
         // Near the start the plain query is cheaper: the deferred join's extra step costs
         // more than the few table rows it saves.
-        let sql = if offset < DEFER_FROM {
-            format!("SELECT {columns} FROM {from} {where_sql} ORDER BY {order} LIMIT ? OFFSET ?")
-        } else {
-            format!(
-                "SELECT {columns} FROM {from} WHERE {key} IN
-                    (SELECT {key} FROM {from} {where_sql} ORDER BY {order} LIMIT ? OFFSET ?)
-                 ORDER BY {order}"
-            )
-        };
+        let deferred = offset >= DEFER_FROM && !self.covered;
+        let sql = self.page_sql(source, &order, deferred);
         let mut items = conn
             .prepare_cached(&sql)?
             // Bound, not spliced: one cached statement serves every page.
@@ -104,6 +111,26 @@ impl Filter {
             items.reverse();
         }
         Ok(Paged { items, total })
+    }
+
+    /// The statement reading one page (`LIMIT ? OFFSET ?`, bound after the filter's own
+    /// values), plain or as a deferred join.
+    pub(super) fn page_sql(
+        &self,
+        Source { columns, from, key }: Source<'_>,
+        order: &str,
+        deferred: bool,
+    ) -> String {
+        let where_sql = self.sql();
+        if deferred {
+            format!(
+                "SELECT {columns} FROM {from} WHERE {key} IN
+                    (SELECT {key} FROM {from} {where_sql} ORDER BY {order} LIMIT ? OFFSET ?)
+                 ORDER BY {order}"
+            )
+        } else {
+            format!("SELECT {columns} FROM {from} {where_sql} ORDER BY {order} LIMIT ? OFFSET ?")
+        }
     }
 
     /// A page of a list that is short whatever the size of the shop (by ids: at most a

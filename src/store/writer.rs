@@ -10,6 +10,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread::{self, JoinHandle, ThreadId};
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 use tokio::sync::oneshot;
@@ -91,6 +92,9 @@ impl Writer {
         // Checkpoints are the checkpointer's: one in the middle of a commit would make
         // every write of that group wait for it (a tenth of the writer's time under load).
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+        // Between checkpoints a burst of writes can grow the WAL to tens of MB; once it has
+        // been copied back, SQLite cuts the file back to this when it starts over.
+        conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
         let (wake, woken) = mpsc::sync_channel(1);
         let checkpointer = thread::Builder::new()
             .name("petstore-checkpoint".into())
@@ -258,19 +262,37 @@ fn commit_group(conn: &Connection, group: &mut Vec<Box<dyn GroupedWrite>>, group
     }
 }
 
+/// The WAL file's size kept after a checkpoint, in bytes.
+const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
+
 /// After a checkpoint, the least time before the next: commits meanwhile are copied back
-/// to the database file together, each page once however often it changed.
-const CHECKPOINT_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
+/// to the database file together, each page once however often it changed. Under a stream
+/// of orders a page changes many times in this long (at 100,000 pets, every page of the
+/// pets table about four times), and every copy saved is a random write less competing
+/// with the WAL's sync, which every commit waits for: 50 ms made orders 8 % slower.
+const CHECKPOINT_PAUSE: Duration = Duration::from_millis(500);
 
 /// Copies committed pages from the WAL back into the database file whenever the writer
 /// has committed since the last time, until the writer stops. PASSIVE: it never blocks the
 /// writer or a reader, and copies what no reader still needs.
 fn checkpoint(conn: Connection, woken: mpsc::Receiver<()>) {
-    while woken.recv().is_ok() {
+    let mut wanted = woken.recv().is_ok();
+    while wanted {
         if let Err(e) = conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
             tracing::warn!(error = %e, "a checkpoint failed; the next commit will try again");
         }
-        thread::sleep(CHECKPOINT_PAUSE);
+        // The pause, cut short when the writer stops (so that closing the store never
+        // waits for it). A commit during it asks for the next checkpoint at its end.
+        let end = Instant::now() + CHECKPOINT_PAUSE;
+        let mut committed = false;
+        wanted = loop {
+            match woken.recv_timeout(end.saturating_duration_since(Instant::now())) {
+                Ok(()) => committed = true,
+                Err(mpsc::RecvTimeoutError::Timeout) if committed => break true,
+                Err(mpsc::RecvTimeoutError::Timeout) => break woken.recv().is_ok(),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break false,
+            }
+        };
     }
 }
 
