@@ -4,6 +4,7 @@
 
 mod backend;
 pub mod commands;
+mod deferred;
 mod error;
 mod events;
 mod input;

@@ -12,6 +12,7 @@ use serde::Serialize;
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::backend::{Backend, Target};
+use crate::deferred::Deferred;
 use crate::error::{CommandError, CommandResult};
 use crate::local_api::{LocalApi, LocalApiStatus};
 use crate::secret_store::{RemoteKeyStorage, SecretStore};
@@ -49,10 +50,23 @@ pub struct Shell {
     dir: PathBuf,
     backend: Backend,
     local_api: LocalApi,
-    /// The saved settings and remote key (the key stays here, out of the webview).
-    saved: Mutex<(Settings, Option<String>)>,
-    /// Where the remote key is kept: the OS keyring or a private file.
+    /// The saved settings.
+    saved: Mutex<Settings>,
+    /// The remote key, read at start on a thread of its own (see [`Shell::start`]).
+    remote_key: Deferred<RemoteKey>,
+}
+
+/// The saved remote key (it stays here, out of the webview) and where it is kept.
+struct RemoteKey {
+    /// The OS keyring or a private file.
     secrets: Arc<SecretStore>,
+    key: Mutex<Option<String>>,
+}
+
+impl RemoteKey {
+    fn key(&self) -> Option<String> {
+        self.key.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
 }
 
 /// What saving settings does to the remote key.
@@ -66,6 +80,11 @@ impl Shell {
     /// Opens the local database in `dir`, applies the saved settings and starts the local
     /// API. A remote that cannot be set up falls back to local mode with a warning rather
     /// than keep the shop from opening.
+    ///
+    /// The remote key is read beside all this: finding out whether the OS keyring works
+    /// and reading from it is several D-Bus calls, 150-250 ms when its daemon has to start
+    /// first (and up to the keyring time-out when it hangs). Only remote mode needs the key
+    /// before the window opens; in local mode Settings waits for it, if it is still coming.
     pub async fn start<R: Runtime>(
         app: AppHandle<R>,
         dir: PathBuf,
@@ -74,22 +93,29 @@ impl Shell {
         let store = Store::open(dir.join("petstore.db"))?;
         let (settings, legacy_key) = persist::load(&app, &dir, default_port)?;
         let default_dir = app.path().app_data_dir().ok();
-        let secrets = SecretStore::open(&dir, SecretStore::account_for(&dir, default_dir.as_deref()));
-        let remote_key = match legacy_key {
-            Some(key) => migrate_legacy_key(&app, &dir, &secrets, key),
-            None => secrets.load().unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "the saved remote key cannot be read");
-                None
-            }),
-        };
+        let account = SecretStore::account_for(&dir, default_dir.as_deref());
+        let (key_app, key_dir) = (app.clone(), dir.clone());
+        let remote_key = Deferred::start("remote-key", move || {
+            let secrets = SecretStore::open(&key_dir, account);
+            let key = match legacy_key {
+                Some(key) => migrate_legacy_key(&key_app, &key_dir, &secrets, key),
+                None => secrets.load().unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "the saved remote key cannot be read");
+                    None
+                }),
+            };
+            RemoteKey { secrets: Arc::new(secrets), key: Mutex::new(key) }
+        })?;
         let shell = Self {
             backend: Backend::new(store.clone()),
             local_api: LocalApi::new(&dir),
-            saved: Mutex::new((settings.clone(), remote_key.clone())),
-            secrets: Arc::new(secrets),
+            saved: Mutex::new(settings.clone()),
+            remote_key,
             dir,
         };
-        if let Err(e) = shell.switch_backend(&settings, remote_key.as_deref()) {
+        if settings.backend == BackendKind::Remote
+            && let Err(e) = shell.switch_backend(&settings, shell.remote_key.get().key().as_deref())
+        {
             tracing::warn!(error = %e.message, "the saved remote backend cannot be used; staying local");
         }
         shell.local_api.apply(store, settings.local_api.enabled, settings.local_api.port).await;
@@ -109,12 +135,17 @@ impl Shell {
         &self.local_api
     }
 
+    /// The saved settings, without the remote key's details (which may still be coming).
+    pub fn saved_settings(&self) -> Settings {
+        self.saved.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     pub fn settings(&self) -> SettingsView {
-        let (remote_key_storage, keyring_error) = self.secrets.storage();
-        let saved = self.saved.lock().unwrap_or_else(|p| p.into_inner());
+        let remote_key = self.remote_key.get();
+        let (remote_key_storage, keyring_error) = remote_key.secrets.storage();
         SettingsView {
-            settings: saved.0.clone(),
-            has_remote_key: saved.1.is_some(),
+            settings: self.saved_settings(),
+            has_remote_key: remote_key.key().is_some(),
             remote_key_storage,
             keyring_error,
         }
@@ -126,7 +157,9 @@ impl Shell {
         app: &AppHandle<R>,
         input: SettingsInput,
     ) -> CommandResult<SettingsView> {
-        let previous = self.saved.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let previous = self.saved_settings();
+        let saved_key = self.remote_key.get();
+        let previous_key = saved_key.key();
         let base_url = input.base_url.map(|u| u.trim().to_owned()).filter(|u| !u.is_empty());
         let change = match input.remote_key.map(|k| k.trim().to_owned()) {
             None => KeyChange::Keep,
@@ -134,7 +167,7 @@ impl Shell {
             Some(key) => KeyChange::Replace(key),
         };
         let remote_key = match &change {
-            KeyChange::Keep => previous.1.clone(),
+            KeyChange::Keep => previous_key.clone(),
             KeyChange::Replace(key) => Some(key.clone()),
             KeyChange::Forget => None,
         };
@@ -144,8 +177,8 @@ impl Shell {
         let settings = Settings { backend: input.backend, base_url, local_api: input.local_api };
         // Validate before anything is kept: a key for an unusable remote is not stored.
         let remote = backend_client(&settings, remote_key.as_deref())?;
-        let secrets = self.secrets.clone();
-        let same_key = remote_key == previous.1;
+        let secrets = saved_key.secrets.clone();
+        let same_key = remote_key == previous_key;
         tauri::async_runtime::spawn_blocking(move || match change {
             KeyChange::Replace(key) if !same_key => secrets.save(&key),
             KeyChange::Forget => secrets.clear(),
@@ -159,11 +192,12 @@ impl Shell {
             Some(client) => self.backend.use_remote(client),
             None => self.backend.use_local(),
         }
-        if settings.local_api != previous.0.local_api {
+        if settings.local_api != previous.local_api {
             let local = self.backend.local().clone();
             self.local_api.apply(local, settings.local_api.enabled, settings.local_api.port).await;
         }
-        *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = (settings, remote_key);
+        *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = settings;
+        *saved_key.key.lock().unwrap_or_else(|p| p.into_inner()) = remote_key;
         Ok(self.settings())
     }
 
@@ -177,8 +211,7 @@ impl Shell {
 
     /// Tries a remote without switching to it; a blank key means the saved one.
     pub async fn test_connection(&self, base_url: &str, key: Option<String>) -> ConnectionReport {
-        let saved_key = self.saved.lock().unwrap_or_else(|p| p.into_inner()).1.clone();
-        let key = key.filter(|k| !k.trim().is_empty()).or(saved_key);
+        let key = key.filter(|k| !k.trim().is_empty()).or_else(|| self.remote_key.get().key());
         let client = match remote_client(Some(base_url), key.as_deref()) {
             Ok(client) => client,
             Err(e) => return ConnectionReport { ok: false, message: e.message },
@@ -210,7 +243,7 @@ impl Shell {
                     reachable: probed.is_ok(),
                     message: probed.err(),
                     local_api,
-                    remote_key_storage: Some(self.secrets.storage().0),
+                    remote_key_storage: Some(self.remote_key.get().secrets.storage().0),
                 }
             }
         }

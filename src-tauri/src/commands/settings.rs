@@ -48,7 +48,7 @@ pub async fn regenerate_local_api_key(shell: State<'_, Shell>) -> CommandResult<
     let key = shell.local_api().new_key().map_err(CommandError::internal)?;
     let status = shell.local_api().status();
     if status.enabled {
-        let port = shell.settings().settings.local_api.port;
+        let port = shell.saved_settings().local_api.port;
         shell.local_api().apply(shell.backend().local().clone(), true, port).await;
     }
     Ok(key)
