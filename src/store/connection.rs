@@ -51,7 +51,7 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection, OpenError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         return Err(unusable(&format!("the folder {} does not exist", dir.display())));
     }
-    let mut conn = Connection::open(path).map_err(|e| unusable(&e))?;
+    let mut conn = open_file(path, OpenFlags::default()).map_err(|e| unusable(&e))?;
 
     // Look before writing anything: even `journal_mode = WAL` changes the file.
     let found: usize =
@@ -78,7 +78,7 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection, OpenError> {
 pub(super) fn open_reader(path: &Path) -> Result<Connection> {
     let flags =
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
-    let conn = Connection::open_with_flags(path, flags).map_err(Error::internal)?;
+    let conn = open_file(path, flags).map_err(Error::internal)?;
     apply_pragmas(&conn)?;
     Ok(conn)
 }
@@ -88,9 +88,19 @@ pub(super) fn open_reader(path: &Path) -> Result<Connection> {
 pub(super) fn open_checkpointer(path: &Path) -> Result<Connection> {
     let flags =
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
-    let conn = Connection::open_with_flags(path, flags).map_err(Error::internal)?;
+    let conn = open_file(path, flags).map_err(Error::internal)?;
     apply_pragmas(&conn)?;
     Ok(conn)
+}
+
+/// Opens `path` through the VFS that writes each commit to the WAL in one piece
+/// (`wal_writes.rs`), where there is one.
+fn open_file(path: &Path, flags: OpenFlags) -> rusqlite::Result<Connection> {
+    #[cfg(target_os = "linux")]
+    if let Some(vfs) = super::wal_writes::vfs() {
+        return Connection::open_with_flags_and_vfs(path, flags, vfs);
+    }
+    Connection::open_with_flags(path, flags)
 }
 
 /// Settings every connection needs; `synchronous = FULL` because orders are money and a

@@ -16,6 +16,8 @@ mod pets;
 mod query;
 pub mod seed;
 mod status_rules;
+#[cfg(target_os = "linux")]
+mod wal_writes;
 mod writer;
 
 use std::path::{Path, PathBuf};
