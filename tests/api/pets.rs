@@ -56,6 +56,18 @@ async fn the_list_filters_sorts_and_pages() {
     assert!(link.contains(r#"</pets?sort=-id&limit=2&offset=0>; rel="prev""#), "{link}");
     assert!(link.contains(r#"</pets?sort=-id&limit=2&offset=4>; rel="next""#), "{link}");
     assert!(link.contains(r#"</pets?sort=-id&limit=2&offset=4>; rel="last""#), "{link}");
+
+    // Without filters, the links carry the paging alone; a filter's text is encoded.
+    let plain = app.get("/pets?limit=2&offset=2").await;
+    assert_eq!(
+        plain.header("link"),
+        r#"</pets?limit=2&offset=0>; rel="first", </pets?limit=2&offset=0>; rel="prev", </pets?limit=2&offset=4>; rel="next", </pets?limit=2&offset=4>; rel="last""#
+    );
+    let searched = app.get("/pets?q=b%26e%20l&limit=1").await;
+    assert_eq!(
+        searched.header("link"),
+        r#"</pets?q=b%26e+l&limit=1&offset=0>; rel="first", </pets?q=b%26e+l&limit=1&offset=0>; rel="last""#
+    );
 }
 
 #[tokio::test]
