@@ -160,6 +160,23 @@ macro_rules! forward {
     };
 }
 
+/// A WAL file's method done by the wrapped file: `wrapped!(file, xMethod, missing, args)`
+/// calls the wrapped file's `xMethod` with `args`, or answers `missing` if it has none;
+/// `after_flush` first hands it what is held, and answers the failure if that fails.
+macro_rules! wrapped {
+    (after_flush $file:expr, $method:ident, $missing:expr $(, $arg:expr)*) => {{
+        let (wal, methods) = parts($file);
+        match wal.flush() {
+            ffi::SQLITE_OK => forward!(methods, $method, $missing, wal.real $(, $arg)*),
+            rc => rc,
+        }
+    }};
+    ($file:expr, $method:ident, $missing:expr $(, $arg:expr)*) => {{
+        let (wal, methods) = parts($file);
+        forward!(methods, $method, $missing, wal.real $(, $arg)*)
+    }};
+}
+
 impl WalFile {
     /// Hands what is held to the file, in as few writes as the `unix` VFS takes.
     unsafe fn flush(&mut self) -> c_int {
@@ -232,55 +249,23 @@ unsafe extern "C" fn read(
     amount: c_int,
     offset: i64,
 ) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        match wal.flush() {
-            ffi::SQLITE_OK => {
-                forward!(methods, xRead, ffi::SQLITE_IOERR_READ, wal.real, data, amount, offset)
-            }
-            rc => rc,
-        }
-    }
+    unsafe { wrapped!(after_flush file, xRead, ffi::SQLITE_IOERR_READ, data, amount, offset) }
 }
 
 unsafe extern "C" fn truncate(file: *mut ffi::sqlite3_file, size: i64) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        match wal.flush() {
-            ffi::SQLITE_OK => forward!(methods, xTruncate, ffi::SQLITE_IOERR_TRUNCATE, wal.real, size),
-            rc => rc,
-        }
-    }
+    unsafe { wrapped!(after_flush file, xTruncate, ffi::SQLITE_IOERR_TRUNCATE, size) }
 }
 
 unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        match wal.flush() {
-            ffi::SQLITE_OK => forward!(methods, xSync, ffi::SQLITE_IOERR_FSYNC, wal.real, flags),
-            rc => rc,
-        }
-    }
+    unsafe { wrapped!(after_flush file, xSync, ffi::SQLITE_IOERR_FSYNC, flags) }
 }
 
 unsafe extern "C" fn file_size(file: *mut ffi::sqlite3_file, size: *mut i64) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        match wal.flush() {
-            ffi::SQLITE_OK => forward!(methods, xFileSize, ffi::SQLITE_IOERR_FSTAT, wal.real, size),
-            rc => rc,
-        }
-    }
+    unsafe { wrapped!(after_flush file, xFileSize, ffi::SQLITE_IOERR_FSTAT, size) }
 }
 
 unsafe extern "C" fn file_control(file: *mut ffi::sqlite3_file, op: c_int, arg: *mut c_void) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        match wal.flush() {
-            ffi::SQLITE_OK => forward!(methods, xFileControl, ffi::SQLITE_NOTFOUND, wal.real, op, arg),
-            rc => rc,
-        }
-    }
+    unsafe { wrapped!(after_flush file, xFileControl, ffi::SQLITE_NOTFOUND, op, arg) }
 }
 
 unsafe extern "C" fn fetch(
@@ -289,77 +274,41 @@ unsafe extern "C" fn fetch(
     amount: c_int,
     out: *mut *mut c_void,
 ) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        match wal.flush() {
-            ffi::SQLITE_OK => forward!(
-                methods,
-                xFetch,
-                {
-                    *out = ptr::null_mut();
-                    ffi::SQLITE_OK
-                },
-                wal.real,
-                offset,
-                amount,
-                out
-            ),
-            rc => rc,
-        }
-    }
+    let no_map = || {
+        unsafe { *out = ptr::null_mut() };
+        ffi::SQLITE_OK
+    };
+    unsafe { wrapped!(after_flush file, xFetch, no_map(), offset, amount, out) }
 }
 
 // What follows needs nothing of what is held.
 
 unsafe extern "C" fn unfetch(file: *mut ffi::sqlite3_file, offset: i64, page: *mut c_void) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        forward!(methods, xUnfetch, ffi::SQLITE_OK, wal.real, offset, page)
-    }
+    unsafe { wrapped!(file, xUnfetch, ffi::SQLITE_OK, offset, page) }
 }
 
 unsafe extern "C" fn lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        forward!(methods, xLock, ffi::SQLITE_OK, wal.real, level)
-    }
+    unsafe { wrapped!(file, xLock, ffi::SQLITE_OK, level) }
 }
 
 unsafe extern "C" fn unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        forward!(methods, xUnlock, ffi::SQLITE_OK, wal.real, level)
-    }
+    unsafe { wrapped!(file, xUnlock, ffi::SQLITE_OK, level) }
 }
 
 unsafe extern "C" fn check_reserved_lock(file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        forward!(
-            methods,
-            xCheckReservedLock,
-            {
-                *out = 0;
-                ffi::SQLITE_OK
-            },
-            wal.real,
-            out
-        )
-    }
+    let unreserved = || {
+        unsafe { *out = 0 };
+        ffi::SQLITE_OK
+    };
+    unsafe { wrapped!(file, xCheckReservedLock, unreserved(), out) }
 }
 
 unsafe extern "C" fn sector_size(file: *mut ffi::sqlite3_file) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        forward!(methods, xSectorSize, 4096, wal.real)
-    }
+    unsafe { wrapped!(file, xSectorSize, 4096) }
 }
 
 unsafe extern "C" fn device_characteristics(file: *mut ffi::sqlite3_file) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        forward!(methods, xDeviceCharacteristics, 0, wal.real)
-    }
+    unsafe { wrapped!(file, xDeviceCharacteristics, 0) }
 }
 
 unsafe extern "C" fn shm_map(
@@ -369,31 +318,19 @@ unsafe extern "C" fn shm_map(
     extend: c_int,
     out: *mut *mut c_void,
 ) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        forward!(methods, xShmMap, ffi::SQLITE_IOERR_SHMMAP, wal.real, page, page_size, extend, out)
-    }
+    unsafe { wrapped!(file, xShmMap, ffi::SQLITE_IOERR_SHMMAP, page, page_size, extend, out) }
 }
 
 unsafe extern "C" fn shm_lock(file: *mut ffi::sqlite3_file, offset: c_int, n: c_int, flags: c_int) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        forward!(methods, xShmLock, ffi::SQLITE_IOERR_SHMLOCK, wal.real, offset, n, flags)
-    }
+    unsafe { wrapped!(file, xShmLock, ffi::SQLITE_IOERR_SHMLOCK, offset, n, flags) }
 }
 
 unsafe extern "C" fn shm_barrier(file: *mut ffi::sqlite3_file) {
-    unsafe {
-        let (wal, methods) = parts(file);
-        forward!(methods, xShmBarrier, (), wal.real)
-    }
+    unsafe { wrapped!(file, xShmBarrier, ()) }
 }
 
 unsafe extern "C" fn shm_unmap(file: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
-    unsafe {
-        let (wal, methods) = parts(file);
-        forward!(methods, xShmUnmap, ffi::SQLITE_OK, wal.real, delete)
-    }
+    unsafe { wrapped!(file, xShmUnmap, ffi::SQLITE_OK, delete) }
 }
 
 #[cfg(test)]
