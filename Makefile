@@ -4,6 +4,10 @@ CARGO ?= cargo
 VENV := .venv
 PY := $(VENV)/bin/python
 export PATH := $(HOME)/.cargo/bin:$(PATH)
+# A fresh clone in CI builds everything once: incremental state would only fill the disk.
+ifdef CI
+export CARGO_INCREMENTAL := 0
+endif
 
 UI_SOURCES := $(shell find ui/src ui/docs ui/index.html ui/vite.config.ts ui/vite.docs.config.ts \
 	ui/svelte.config.js ui/tsconfig.json icons/32x32.png -type f 2>/dev/null)
