@@ -53,18 +53,9 @@ impl HostPolicy {
     }
 }
 
-pub async fn check_host_and_origin(
-    State(hosts): State<Arc<HostPolicy>>,
-    req: Request,
-    next: Next,
-) -> Response {
-    if let Err(refusal) = judge(&hosts, req.headers()) {
-        return refusal.into_response();
-    }
-    next.run(req).await
-}
-
-fn judge(policy: &HostPolicy, headers: &HeaderMap) -> Result<(), ApiError> {
+/// Refuses a request whose Host is not this server's, or which a page of another web origin
+/// sent. Applied to every request by the edge middleware (`middleware.rs`).
+pub fn check_host_and_origin(policy: &HostPolicy, headers: &HeaderMap) -> Result<(), ApiError> {
     let forbidden = |message: String| ApiError::new(ErrorCode::Forbidden, message);
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
     match host {

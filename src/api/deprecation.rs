@@ -1,13 +1,12 @@
 //! `GET /pets/{petId}` is deprecated in favour of `GET /pets?id={petId}`. Every response of
 //! that operation, whatever produced it (auth, a bad id, the handler), carries the
-//! deprecation headers, so this runs as a middleware in front of everything else; after
-//! the sunset the operation answers 410.
+//! deprecation headers, so the edge middleware (`middleware.rs`) applies them in front of
+//! everything else; after the sunset the operation answers 410.
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use std::sync::LazyLock;
 
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, TimeZone, Utc};
 
@@ -25,21 +24,21 @@ pub fn sunset() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2027, 6, 30, 23, 59, 59).unwrap()
 }
 
-pub async fn deprecated_get_pet(State(clock): State<Clock>, req: Request, next: Next) -> Response {
-    let Some(pet) = deprecated_target(req.method(), req.uri().path()) else {
-        return next.run(req).await;
-    };
-    let mut response = if clock.now() > sunset() {
+/// Where the request is `GET /pets/{petId}`: its raw `{petId}` segment, which every
+/// response of the operation names in its headers (see [`add_headers`]).
+pub fn target(req: &Request) -> Option<String> {
+    deprecated_target(req.method(), req.uri().path())
+}
+
+/// The answer once the operation is retired, in place of serving it.
+pub fn retired(clock: &Clock, pet: &str) -> Option<Response> {
+    (clock.now() > sunset()).then(|| {
         ApiError::new(
             ErrorCode::Gone,
             format!("GET /pets/{{petId}} was retired on 2027-06-30; use GET /pets?id={pet}"),
         )
         .into_response()
-    } else {
-        next.run(req).await
-    };
-    add_headers(response.headers_mut(), &pet);
-    response
+    })
 }
 
 /// The raw `{petId}` segment when the request is `GET /pets/{petId}`.
@@ -61,7 +60,7 @@ static FIXED_HEADERS: LazyLock<[(HeaderName, HeaderValue); 2]> = LazyLock::new(|
     ]
 });
 
-fn add_headers(headers: &mut HeaderMap, pet: &str) {
+pub fn add_headers(headers: &mut HeaderMap, pet: &str) {
     for (name, value) in FIXED_HEADERS.iter() {
         headers.insert(name.clone(), value.clone());
     }
