@@ -11,7 +11,8 @@ each scenario measures and why.
 
 Environment: BENCH_SECONDS (measured seconds per scenario, default 10), BENCH_WARMUP
 (warm-up seconds, default 3), BENCH_THREADS (2), BENCH_CONNECTIONS (64), BENCH_READY_RUNS
-(9), BENCH_SMALL_PETS (100000), BENCH_LARGE_PETS (1000000), BENCH_FSYNC_COMMITS (2000).
+(9), BENCH_READ_ROUNDS (3), BENCH_SMALL_PETS (100000), BENCH_LARGE_PETS (1000000),
+BENCH_FSYNC_COMMITS (2000).
 """
 
 from __future__ import annotations
@@ -70,6 +71,7 @@ READY_RUNS = env_int("BENCH_READY_RUNS", 9)
 SMALL = env_int("BENCH_SMALL_PETS", 100_000)
 LARGE = env_int("BENCH_LARGE_PETS", 1_000_000)
 FSYNC_COMMITS = env_int("BENCH_FSYNC_COMMITS", 2_000)
+READ_ROUNDS = env_int("BENCH_READ_ROUNDS", 3)
 
 # The targets of issue 6. MB is 10^6 bytes throughout (the stricter reading).
 MB = 1_000_000
@@ -101,6 +103,9 @@ beside its baseline from the same run and the target of issue 6. Do not edit by 
 - Load: wrk over loopback, the same threads, connections, warm-up and duration for every
   scenario. wrk and the server share the machine's cores. Latencies are wrk's, from the
   moment a request is written to the moment its response is read.
+- The ceiling and the two reads held against it run in alternating rounds (ceiling, by id,
+  by ids; again), each figure being its median round: this shared machine's speed drifts
+  by a tenth within a minute, and a ratio of runs far apart would measure the drift.
 - MB is 10^6 bytes. "met" is judged by the driver against the targets in the table.
 """
 
@@ -385,6 +390,7 @@ class Load:
     wrk: Wrk
     rss_kib: int
     problems: list  # anything that makes the figure untrustworthy: errors, wrong statuses
+    rounds: list = field(default_factory=list)  # req/s of every round, when there were rounds
 
 
 def read_load(name: str, server: Server, script: str, max_id: int) -> Load:
@@ -397,6 +403,33 @@ def read_load(name: str, server: Server, script: str, max_id: int) -> Load:
     if errors:
         problems.append(f"socket errors {errors}")
     return Load(measured, rss, problems)
+
+
+# The scenarios of the read rounds: figure name, file name, which server, wrk script.
+READS = (
+    ("ceiling", "ceiling", "ceiling", "get_pet.lua"),
+    ("GET /pets/{petId}", "get-pet", "petstore", "get_pet.lua"),
+    ("GET /pets?id=", "get-pets-by-id", "petstore", "get_pets_by_id.lua"),
+)
+
+
+def read_rounds(small: Path, key: str) -> dict:
+    """The ceiling and the two reads held against it, one after another, READ_ROUNDS times,
+    with both servers started once. Each figure is its median round (by req/s), with every
+    round's req/s kept for the report; any round's problem is the figure's problem."""
+    runs = {name: [] for name, *_ in READS}
+    petstore = Server("petstore", [SERVER, "serve", "--db", small], "/health", key)
+    with Server("ceiling", [CEILING], "/pets/1") as ceiling, petstore as server:
+        servers = {"ceiling": ceiling, "petstore": server}
+        for n in range(1, READ_ROUNDS + 1):
+            for name, file_name, which, script in READS:
+                runs[name].append(read_load(f"{file_name}.round{n}", servers[which], script, SMALL))
+    figures = {}
+    for name, loads in runs.items():
+        median = sorted(loads, key=lambda load: load.wrk.rps)[(len(loads) - 1) // 2]
+        problems = [p for load in loads for p in load.problems]
+        figures[name] = Load(median.wrk, median.rss_kib, problems, [load.wrk.rps for load in loads])
+    return figures
 
 
 def fsync_ceiling() -> float:
@@ -645,16 +678,13 @@ def measure_all(r: Results, no_bundle: bool, skip_criterion: bool) -> None:
 
     r.attempt("ready ceiling", ready_times, "ready-ceiling", [CEILING], "/pets/1")
 
-    def http_load(name, argv, probe, db_key, script, max_id):
-        with Server(name, argv, probe, db_key) as server:
-            return read_load(name, server, script, max_id)
-
-    r.attempt("ceiling", http_load, "ceiling", [CEILING], "/pets/1", None, "get_pet.lua", SMALL)
     if "seed small" in r.figures:
-        key = api_key(small)
-        serve = [SERVER, "serve", "--db", small]
-        r.attempt("GET /pets/{petId}", http_load, "get-pet", serve, "/health", key, "get_pet.lua", SMALL)
-        r.attempt("GET /pets?id=", http_load, "get-pets-by-id", serve, "/health", key, "get_pets_by_id.lua", SMALL)
+        reads = r.attempt("read rounds", read_rounds, small, api_key(small))
+        if reads:
+            r.figures.update(reads)
+        else:
+            why = r.errors.pop("read rounds")
+            r.errors.update({name: why for name, *_ in READS})
         r.attempt("POST /store/orders", orders, orders_db, api_key(orders_db))
     if "seed large" in r.figures:
         key = api_key(large)
@@ -887,12 +917,19 @@ def report(r: Results, facts: list) -> tuple:
     lines += [
         "",
         f"Load: `wrk -t{THREADS} -c{CONNECTIONS} -d{SECONDS}s --latency` after a {WARMUP} s warm-up run with the "
-        "same settings, against a server started for the scenario on a fresh database and stopped after it.",
+        "same settings. The ceiling and the two reads: "
+        f"{READ_ROUNDS} alternating rounds against one ceiling and one server on the {SMALL:,}-pet database, "
+        "each figure its median round. Every other scenario: a server started for it on a fresh database "
+        "and stopped after it.",
         "",
         "## Throughput and latency",
         "",
     ]
     lines += table(["scenario", "req/s", "p50", "p99", "peak RSS", "vs ceiling", "target", "met"], load_rows(r, j))
+    rounds = [(name, r.figures[name].rounds) for name, *_ in READS if name in r.figures]
+    if rounds:
+        lines += ["", "Every round, in order (req/s): " + "; ".join(
+            f"{name} {', '.join(f'{rps:,.0f}' for rps in each)}" for name, each in rounds) + "."]
     lines += [
         "",
         "Workloads: the ceiling and GET /pets/{petId} get the same script (tests/bench/lua/get_pet.lua, "
