@@ -966,6 +966,18 @@ def report(r: Results, facts: list) -> tuple:
     return "\n".join(lines) + "\n", j.misses
 
 
+def cpu_times() -> list:
+    """The machine's CPU time so far, in ticks, as /proc/stat's first line counts it."""
+    return [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+
+
+def stolen_share(before: list, after: list) -> str:
+    """How much of the machine's CPU time the hypervisor gave to other guests (steal, the
+    eighth count) between two readings: why one run of a shared VM is slower than another."""
+    spent = [b - a for a, b in zip(before, after)]
+    return f"{100 * spent[7] / max(1, sum(spent)):.1f} % of all CPU time"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-bundle", action="store_true", help="leave out the .deb size and the app figures")
@@ -976,6 +988,7 @@ def main() -> int:
     LOGS.mkdir(parents=True, exist_ok=True)
     build(args.skip_criterion)
     load_before = Path("/proc/loadavg").read_text().split()[:3]
+    cpu_before = cpu_times()
     r = Results()
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     measure_all(r, args.no_bundle, args.skip_criterion)
@@ -983,6 +996,7 @@ def main() -> int:
     facts = [
         ("date", date),
         ("load average (1, 5, 15 min) before / after", f"{' '.join(load_before)} / {' '.join(load_after)}"),
+        ("CPU time stolen by the hypervisor during the measurements", stolen_share(cpu_before, cpu_times())),
         ("wall time of the measurements", f"{time.monotonic() - wall:.0f} s (the driver's builds included, `make bundle` before it not)"),
     ]
     text, misses = report(r, facts)
