@@ -11,10 +11,11 @@ use crate::error::Result;
 #[async_trait]
 impl Petstore for Store {
     async fn list_pets(&self, filter: PetFilter, page: Page) -> Result<Paged<Pet>> {
+        let bookmarks = self.bookmarks();
         if pets::is_bounded(&filter, page) {
-            self.read_bounded(move |c| pets::list(c, &filter, page)).await
+            self.read_bounded(move |c| pets::list(c, &bookmarks, &filter, page)).await
         } else {
-            self.read(move |c| pets::list(c, &filter, page)).await
+            self.read(move |c| pets::list(c, &bookmarks, &filter, page)).await
         }
     }
     async fn create_pet(&self, new: NewPet) -> Result<Pet> {

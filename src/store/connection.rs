@@ -15,6 +15,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../migrations/0004_pet_counts.sql")),
     M::up(include_str!("../../migrations/0005_one_stock_index.sql")),
     M::up(include_str!("../../migrations/0006_pets_list_covering_index.sql")),
+    M::up(include_str!("../../migrations/0007_pet_counts_version.sql")),
 ];
 
 /// The schema version this binary writes (SQLite `user_version`).

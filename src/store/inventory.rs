@@ -2,7 +2,7 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::counts;
-use super::query::{Filter, Source};
+use super::query::{Filter, KeptList, Source};
 use super::status_rules::{StockEvent, set_stock, stock_row};
 use crate::domain::{
     InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged, PetId,
@@ -39,15 +39,9 @@ pub(super) fn list(conn: &Connection, filter: &InventoryFilter, page: Page) -> R
         w.and("stock < ?", [Value::Integer(below)]);
     }
     let kept = |c: &Connection| counts::pets(c, &filter.statuses, None);
-    let kept_total = filter.below_quantity.is_none().then_some(&kept as _);
-    w.page(
-        conn,
-        Source { columns: COLUMNS, from: "pets", key: "id" },
-        "stock, id",
-        page,
-        kept_total,
-        from_row,
-    )
+    // No bookmarks: the list is in stock order, which the kept version does not follow.
+    let kept = filter.below_quantity.is_none().then_some(KeptList { count: &kept, bookmarks: None });
+    w.page(conn, Source { columns: COLUMNS, from: "pets", key: "id" }, "stock, id", page, kept, from_row)
 }
 
 pub(super) fn get(conn: &Connection, pet: PetId) -> Result<InventoryItem> {

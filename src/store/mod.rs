@@ -5,6 +5,7 @@
 
 mod backend;
 mod backup;
+mod bookmarks;
 mod categories;
 mod connection;
 mod counts;
@@ -26,6 +27,8 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 use serde::Serialize;
 use tokio::sync::{Semaphore, broadcast};
+
+use bookmarks::Bookmarks;
 
 pub use backup::{RestoreError, Restored, restore};
 pub use connection::{OpenError, SCHEMA_VERSION, migrations};
@@ -64,6 +67,7 @@ struct Inner {
     /// One permit per connection of `readers`: a read waits here, not on the disk.
     reader_slots: Semaphore,
     changes: broadcast::Sender<Change>,
+    bookmarks: Arc<Bookmarks>,
 }
 
 impl Store {
@@ -83,6 +87,7 @@ impl Store {
                 readers: Mutex::new(Vec::with_capacity(READERS)),
                 reader_slots: Semaphore::new(READERS),
                 changes,
+                bookmarks: Arc::default(),
             }),
         })
     }
@@ -95,6 +100,11 @@ impl Store {
     /// the number of writes made, the writes per commit that group commit achieved.
     pub fn groups_committed(&self) -> u64 {
         self.inner.writer.groups_committed()
+    }
+
+    /// Bookmarks into this store's lists of pets, for reads that run off the store.
+    fn bookmarks(&self) -> Arc<Bookmarks> {
+        self.inner.bookmarks.clone()
     }
 
     /// Committed changes, for whoever shows the data (the desktop window).

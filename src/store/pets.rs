@@ -1,9 +1,10 @@
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use super::bookmarks::Bookmarks;
 use super::categories;
 use super::counts;
-use super::query::{Filter, Source, like_contains};
+use super::query::{Filter, KeptList, Source, like_contains};
 use crate::domain::{Name, NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -34,7 +35,12 @@ pub(super) fn is_bounded(filter: &PetFilter, page: Page) -> bool {
     !filter.ids.is_empty() || (filter.name_contains.is_none() && page.offset() + page.limit() <= SHORT_WALK)
 }
 
-pub(super) fn list(conn: &Connection, filter: &PetFilter, page: Page) -> Result<Paged<Pet>> {
+pub(super) fn list(
+    conn: &Connection,
+    bookmarks: &Bookmarks,
+    filter: &PetFilter,
+    page: Page,
+) -> Result<Paged<Pet>> {
     if filter.ids.len() > MAX_IDS {
         return Err(Error::invalid_parameter(format!("id may be given at most {MAX_IDS} times")));
     }
@@ -42,10 +48,12 @@ pub(super) fn list(conn: &Connection, filter: &PetFilter, page: Page) -> Result<
     if !filter.ids.is_empty() {
         return w.short_page(conn, PETS, order, page, from_row);
     }
-    // Without a search the count is the kept one (a category and status filter).
-    let kept = |c: &Connection| counts::pets(c, &filter.statuses, filter.category_id);
-    let kept_total = filter.name_contains.is_none().then_some(&kept as _);
-    w.page(conn, PETS, order, page, kept_total, from_row)
+    // Without a search the count is the kept one (a category and status filter), and its
+    // version follows everything that orders the list (name or id): bookmarks serve it.
+    let count = |c: &Connection| counts::pets(c, &filter.statuses, filter.category_id);
+    let kept =
+        filter.name_contains.is_none().then_some(KeptList { count: &count, bookmarks: Some(bookmarks) });
+    w.page(conn, PETS, order, page, kept, from_row)
 }
 
 /// The `WHERE` and `ORDER BY` of a list of pets.

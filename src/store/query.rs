@@ -4,10 +4,11 @@
 use rusqlite::types::Value;
 use rusqlite::{Connection, Row, params_from_iter};
 
+use super::bookmarks::{Bookmarks, Start, select};
 use crate::domain::{Page, Paged};
 use crate::error::Result;
 
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct Filter {
     clauses: Vec<String>,
     pub params: Vec<Value>,
@@ -47,23 +48,24 @@ impl Filter {
 
     /// One page of `source` under this filter, in `order` (comma-separated terms, each
     /// optionally `DESC`), with the count of all matching rows (the `X-Total-Count`):
-    /// from `kept_total` when the caller can read it cheaply, else counted here. The count
-    /// and the page are read in one snapshot, so that they agree under writes.
+    /// from `kept` when the store keeps it, else counted here. The count and the page are
+    /// read in one snapshot, so that they agree under writes.
     ///
-    /// Two habits keep deep pages affordable at a million rows. The rows skipped by the
+    /// Three habits keep deep pages affordable at a million rows. The rows skipped by the
     /// offset are stepped over on the index alone, and only the page's own rows are read
-    /// from the table (a "deferred join" on `source.key`). And a page in the back half of
-    /// the list is read from the other end, so that "last page" skips almost nothing.
+    /// from the table (a "deferred join" on `source.key`). A page in the back half of the
+    /// list is read from the other end, so that "last page" skips almost nothing. And where
+    /// the list has bookmarks (`kept.bookmarks`), a page starts from the nearest one.
     pub fn page<T>(
         &self,
         conn: &Connection,
         source: Source<'_>,
         order: &str,
         page: Page,
-        kept_total: Option<&KeptTotal<'_>>,
+        kept: Option<KeptList<'_>>,
         row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
     ) -> Result<Paged<T>> {
-        in_snapshot(conn, || self.page_in_snapshot(conn, source, order, page, kept_total, row))
+        in_snapshot(conn, || self.page_in_snapshot(conn, source, order, page, kept, row))
     }
 
     fn page_in_snapshot<T>(
@@ -72,14 +74,19 @@ impl Filter {
         source: Source<'_>,
         order: &str,
         page: Page,
-        kept_total: Option<&KeptTotal<'_>>,
+        kept: Option<KeptList<'_>>,
         row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
     ) -> Result<Paged<T>> {
-        let total = match kept_total {
-            Some(kept) => kept(conn)?,
+        let (total, bookmarks) = match kept {
+            Some(KeptList { count, bookmarks }) => {
+                let Kept { total, version } = count(conn)?;
+                (total, bookmarks.map(|b| (b, version)))
+            }
             None => {
-                conn.prepare_cached(&format!("SELECT count(*) FROM {} {}", source.from, self.sql()))?
-                    .query_row(params_from_iter(&self.params), |r| r.get::<_, i64>(0))? as u64
+                let total = conn
+                    .prepare_cached(&format!("SELECT count(*) FROM {} {}", source.from, self.sql()))?
+                    .query_row(params_from_iter(&self.params), |r| r.get::<_, i64>(0))?;
+                (total as u64, None)
             }
         };
         let (limit, offset) = (u64::from(page.limit()), u64::from(page.offset()));
@@ -93,17 +100,29 @@ impl Filter {
         } else {
             (order.to_owned(), limit, offset)
         };
-        // Near the start the plain query is cheaper: the deferred join's extra step costs
-        // more than the few table rows it saves.
-        let deferred = offset >= DEFER_FROM && !self.covered;
-        let sql = self.page_sql(source, &order, deferred);
+        let start = match bookmarks {
+            Some((bookmarks, version)) => bookmarks.start(conn, source, self, &order, offset, version)?,
+            None => None,
+        };
+        let (sql, params): (String, Box<dyn Iterator<Item = &Value>>) = match &start {
+            // Fewer than a bookmark stride left to step over: the plain query.
+            Some(Start { arms, offset: _ }) => {
+                let (sql, params) = select(source.columns, source.from, arms, &order);
+                (format!("{sql} LIMIT ? OFFSET ?"), Box::new(params))
+            }
+            None => {
+                // Near the start the plain query is cheaper: the deferred join's extra step
+                // costs more than the few table rows it saves.
+                let deferred = offset >= DEFER_FROM && !self.covered;
+                (self.page_sql(source, &order, deferred), Box::new(self.params.iter()))
+            }
+        };
+        let offset = start.as_ref().map_or(offset, |start| start.offset);
         let mut items = conn
             .prepare_cached(&sql)?
             // Bound, not spliced: one cached statement serves every page.
             .query_map(
-                params_from_iter(
-                    self.params.iter().chain(&[Value::from(limit as i64), Value::from(offset as i64)]),
-                ),
+                params_from_iter(params.chain(&[Value::from(limit as i64), Value::from(offset as i64)])),
                 row,
             )?
             .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -175,8 +194,22 @@ fn in_snapshot<T>(conn: &Connection, read: impl FnOnce() -> Result<T>) -> Result
 /// million pets: the plain query is 15 % faster on the first page, 30 % slower at 5,000).
 const DEFER_FROM: u64 = 500;
 
+/// A list's total as the store keeps it, and the version of the list (see `bookmarks.rs`).
+pub(super) struct Kept {
+    pub total: u64,
+    pub version: i64,
+}
+
 /// Reads a list's total from what the store keeps, instead of counting the rows.
-pub(super) type KeptTotal<'a> = dyn Fn(&Connection) -> Result<u64> + 'a;
+pub(super) type KeptTotal<'a> = dyn Fn(&Connection) -> Result<Kept> + 'a;
+
+/// What the store keeps about a list: its count, and bookmarks into it if the kept
+/// version covers everything that orders the list.
+#[derive(Clone, Copy)]
+pub(super) struct KeptList<'a> {
+    pub count: &'a KeptTotal<'a>,
+    pub bookmarks: Option<&'a Bookmarks>,
+}
 
 /// What a list reads: `columns` of `from`, whose rows `key` identifies.
 #[derive(Clone, Copy)]

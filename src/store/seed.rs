@@ -92,9 +92,12 @@ fn insert_pets(
     }
     if !rebuilt.is_empty() {
         tx.execute_batch(
-            "DELETE FROM pet_counts;
+            // Every count is taken anew, and every version moves on (never back: see
+            // migration 0007), as the triggers would have done row by row.
+            "UPDATE pet_counts SET pets = 0, version = version + 1;
              INSERT INTO pet_counts (category_id, status, pets)
-             SELECT coalesce(category_id, 0), status, count(*) FROM pets GROUP BY 1, 2;",
+             SELECT coalesce(category_id, 0), status, count(*) FROM pets WHERE true GROUP BY 1, 2
+                 ON CONFLICT (category_id, status) DO UPDATE SET pets = excluded.pets;",
         )?;
     }
     for sql in rebuilt {

@@ -42,7 +42,7 @@ fn operator_errors_are_one_clear_line() {
     assert!(stderr(&missing).contains("does not exist"), "{}", stderr(&missing));
 
     let future = dir.path().join("future.db");
-    rusqlite::Connection::open(&future).unwrap().execute_batch("PRAGMA user_version = 7;").unwrap();
+    rusqlite::Connection::open(&future).unwrap().execute_batch("PRAGMA user_version = 999;").unwrap();
     let newer = run(&future, &["serve", "--listen", "127.0.0.1:0"]);
     assert!(!newer.status.success());
     let message = stderr(&newer);
