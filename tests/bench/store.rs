@@ -16,7 +16,7 @@
 //! | `get_pet`                        | a pet by a random id                                     |
 //! | `list_pets_by_ids`               | `GET /pets?id=` with 20 random ids                       |
 //! | `page_category_status_name`      | first page of one category's available pets by name      |
-//! | `page_category_status_name_deep` | the same filter, a page 90% of the way through it        |
+//! | `page_category_status_name_deep` | 90% through the same filter (from its end, by bookmark)  |
 //! | `count_category_status`          | the same filter's total, as a one-row page (see below)   |
 //! | `search_name`                    | first page of a name search (`LIKE '%bella%'`)           |
 //! | `list_categories`                | the categories with their pet counts                     |
