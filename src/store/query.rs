@@ -105,7 +105,7 @@ impl Filter {
             None => None,
         };
         let (sql, params): (String, Box<dyn Iterator<Item = &Value>>) = match &start {
-            // Fewer than a bookmark stride left to step over: the plain query.
+            // From a bookmark: fewer than a stride of rows left to step over.
             Some(Start { arms, offset: _ }) => {
                 let (sql, params) = select(source.columns, source.from, arms, &order);
                 (format!("{sql} LIMIT ? OFFSET ?"), Box::new(params))
