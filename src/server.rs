@@ -51,7 +51,7 @@ pub enum ServeError {
 
 pub struct Application {
     listener: TcpListener,
-    router: axum::Router,
+    service: api::ApiService,
     addr: SocketAddr,
 }
 
@@ -77,7 +77,7 @@ impl Application {
             clock: config.clock,
             failures: Arc::new(FailedAuth::new(config.failed_auth)),
         });
-        Ok(Self { listener, router: api::router(state, config.request_timeout), addr })
+        Ok(Self { listener, service: api::service(state, config.request_timeout), addr })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -90,10 +90,10 @@ impl Application {
     ) -> Result<(), ServeError> {
         tracing::info!(addr = %self.addr, "serving the Petstore API");
         // The peer address tells clients apart for slowing down wrong keys.
-        axum::serve(self.listener, self.router.into_make_service_with_connect_info::<SocketAddr>())
-            .with_graceful_shutdown(shutdown)
-            .await
-            .map_err(ServeError::Serve)
+        let service = axum::ServiceExt::<axum::extract::Request>::into_make_service_with_connect_info::<
+            SocketAddr,
+        >(self.service);
+        axum::serve(self.listener, service).with_graceful_shutdown(shutdown).await.map_err(ServeError::Serve)
     }
 }
 

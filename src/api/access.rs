@@ -2,14 +2,17 @@
 //! and Bearer keys for every operation but the service ones: the operator's keys, which may
 //! do everything, and the named keys of the database, each with its scope.
 
+use std::convert::Infallible;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, Request};
 use axum::http::{HeaderMap, HeaderValue, Method, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
+use tower::{Layer, Service};
 
 use super::error::ApiError;
 use super::failures::retry_after_secs;
@@ -84,11 +87,10 @@ impl KeyRing {
         Self { hashes: Arc::new(secrets.into_iter().map(api_key::hash).collect()) }
     }
 
-    /// Compares against every key in constant time, so timing says nothing about how close
-    /// a guess came or which key it resembled.
-    pub fn accepts(&self, presented: &str) -> bool {
-        let presented = api_key::hash(presented);
-        self.hashes.iter().fold(subtle::Choice::from(0), |found, key| found | key.ct_eq(&presented)).into()
+    /// Compares the hash of a presented key against every key in constant time, so timing
+    /// says nothing about how close a guess came or which key it resembled.
+    pub fn accepts(&self, presented: &[u8; 32]) -> bool {
+        self.hashes.iter().fold(subtle::Choice::from(0), |found, key| found | key.ct_eq(presented)).into()
     }
 }
 
@@ -96,10 +98,9 @@ impl KeyRing {
 /// browser history. They are refused outright, never tried.
 const KEY_PARAMS: &[&str] = &["api_key", "apikey", "key", "access_token", "token"];
 
-/// Who sent a request, once their key is known.
+/// Who sent a request with a named key, once it is known.
 struct Holder {
-    /// `None` for an operator key.
-    name: Option<String>,
+    name: String,
     scope: Scope,
 }
 
@@ -112,44 +113,129 @@ enum Refusal {
     NoKey(&'static str),
     /// A key that is not (or no longer) valid.
     WrongKey(&'static str),
+    /// A valid key whose scope does not allow the request.
+    ReadOnly(Holder),
     Failed(crate::Error),
 }
 
 /// The one place that decides whether a request may run: its key must be valid, a `read`
-/// key may only read, and a client guessing keys is slowed down.
-pub async fn require_key(State(state): State<AppState>, req: Request, next: Next) -> Response {
+/// key may only read, and a client guessing keys is slowed down. A layer for the routes
+/// that need a key (axum's `route_layer`), so that an unknown path stays a 404 and the key
+/// is checked before any parameter is parsed.
+///
+/// A hand-written service rather than `from_fn`, which boxed and cloned the routes below it
+/// for every request: an operator's key (the desktop app's, an integration's) is checked in
+/// memory and the route called at once; only a named key waits for the database.
+#[derive(Clone)]
+pub struct RequireKey(pub AppState);
+
+impl<S> Layer<S> for RequireKey {
+    type Service = KeyCheck<S>;
+
+    fn layer(&self, inner: S) -> KeyCheck<S> {
+        KeyCheck { inner, state: self.0.clone() }
+    }
+}
+
+#[derive(Clone)]
+pub struct KeyCheck<S> {
+    inner: S,
+    state: AppState,
+}
+
+impl<S> Service<Request> for KeyCheck<S>
+where
+    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = KeyFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request) -> Self::Future {
+        let presented = match presented_key(&req) {
+            Ok(key) => api_key::hash(key),
+            Err(refusal) => return KeyFuture::Ready { response: Some(refuse(&self.state, &req, refusal)) },
+        };
+        if self.state.keys.accepts(&presented) {
+            return KeyFuture::Pass { future: self.inner.call(req) };
+        }
+        // The service that was made ready answers the request; a clone takes its place.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let state = self.state.clone();
+        KeyFuture::LookUp {
+            future: Box::pin(async move {
+                let refusal = match find_named(&state, presented).await {
+                    Ok(holder) if holder.scope.can_write() || is_read(req.method()) => {
+                        return inner.call(req).await.unwrap_or_else(|never| match never {});
+                    }
+                    Ok(holder) => Refusal::ReadOnly(holder),
+                    Err(refusal) => refusal,
+                };
+                refuse(&state, &req, refusal)
+            }),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The answer of [`KeyCheck`]: the route's own future when the key was checked in
+    /// memory, a refusal, or the database lookup of a named key followed by the route.
+    #[project = KeyFutureProj]
+    pub enum KeyFuture<F> {
+        Pass { #[pin] future: F },
+        Ready { response: Option<Response> },
+        LookUp { future: Pin<Box<dyn Future<Output = Response> + Send>> },
+    }
+}
+
+impl<F: Future<Output = Result<Response, Infallible>>> Future for KeyFuture<F> {
+    type Output = Result<Response, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            KeyFutureProj::Pass { future } => future.poll(cx),
+            KeyFutureProj::Ready { response } => {
+                Poll::Ready(Ok(response.take().expect("a KeyFuture polled after it finished")))
+            }
+            KeyFutureProj::LookUp { future } => future.as_mut().poll(cx).map(Ok),
+        }
+    }
+}
+
+/// The answer to a request whose key does not let it run.
+fn refuse(state: &AppState, req: &Request, refusal: Refusal) -> Response {
     let client = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED), |info| info.0.ip());
-    let now = state.clock.now();
     let unauthorized = |message: &str| ApiError::new(ErrorCode::Unauthorized, message).into_response();
-    let holder = match presented_key(&req) {
-        Ok(key) => authenticate(&state, &key).await,
-        Err(refusal) => Err(refusal),
-    };
-    match holder {
-        Ok(holder) if holder.scope.can_write() || is_read(req.method()) => next.run(req).await,
-        Ok(holder) => ApiError::new(
+    match refusal {
+        Refusal::InUrl(message) => unauthorized(message),
+        Refusal::NoKey(message) => match state.failures.blocked(client, state.clock.now()) {
+            Some(wait) => too_many(wait),
+            None => unauthorized(message),
+        },
+        Refusal::WrongKey(message) => match state.failures.record(client, state.clock.now()) {
+            Some(wait) => too_many(wait),
+            None => unauthorized(message),
+        },
+        Refusal::ReadOnly(holder) => ApiError::new(
             ErrorCode::Forbidden,
             format!(
                 "the API key {:?} has the {} scope and may only call GET operations; {} needs a write key",
-                holder.name.unwrap_or_default(),
+                holder.name,
                 holder.scope,
                 req.method()
             ),
         )
         .into_response(),
-        Err(Refusal::InUrl(message)) => unauthorized(message),
-        Err(Refusal::NoKey(message)) => match state.failures.blocked(client, now) {
-            Some(wait) => too_many(wait),
-            None => unauthorized(message),
-        },
-        Err(Refusal::WrongKey(message)) => match state.failures.record(client, now) {
-            Some(wait) => too_many(wait),
-            None => unauthorized(message),
-        },
-        Err(Refusal::Failed(error)) => ApiError(error).into_response(),
+        Refusal::Failed(error) => ApiError(error).into_response(),
     }
 }
 
@@ -158,7 +244,7 @@ fn is_read(method: &Method) -> bool {
 }
 
 /// The key a request carries, refusing one in the URL.
-fn presented_key(req: &Request) -> Result<String, Refusal> {
+fn presented_key(req: &Request) -> Result<&str, Refusal> {
     let query = req.uri().query().unwrap_or("");
     if url::form_urlencoded::parse(query.as_bytes()).any(|(name, _)| KEY_PARAMS.contains(&name.as_ref())) {
         return Err(Refusal::InUrl("API keys are not accepted in the URL; send Authorization: Bearer <key>"));
@@ -167,18 +253,16 @@ fn presented_key(req: &Request) -> Result<String, Refusal> {
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .map(|key| key.trim().to_owned())
+        .map(str::trim)
         .ok_or(Refusal::NoKey("this operation needs an API key: send Authorization: Bearer <key>"))
 }
 
-async fn authenticate(state: &AppState, presented: &str) -> Result<Holder, Refusal> {
-    if state.keys.accepts(presented) {
-        return Ok(Holder { name: None, scope: Scope::Write });
-    }
-    match state.store.find_key(api_key::hash(presented)).await.map_err(Refusal::Failed)? {
+/// A named key of the database, by the hash of the presented key.
+async fn find_named(state: &AppState, presented: [u8; 32]) -> Result<Holder, Refusal> {
+    match state.store.find_key(presented).await.map_err(Refusal::Failed)? {
         KeyMatch::Active(key) => {
             tracing::debug!(key = %key.name, scope = %key.scope, "authenticated with a named key");
-            Ok(Holder { name: Some(key.name), scope: key.scope })
+            Ok(Holder { name: key.name, scope: key.scope })
         }
         KeyMatch::Revoked { name } => {
             tracing::info!(key = %name, "refused a request with the revoked API key");
@@ -227,8 +311,9 @@ mod tests {
     #[test]
     fn keys_are_matched_exactly() {
         let ring = KeyRing::from_secrets(["one", "two"]);
-        assert!(ring.accepts("two"));
-        assert!(!ring.accepts("tw"));
-        assert!(!ring.accepts(""));
+        let accepts = |key| ring.accepts(&api_key::hash(key));
+        assert!(accepts("two"));
+        assert!(!accepts("tw"));
+        assert!(!accepts(""));
     }
 }

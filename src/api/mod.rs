@@ -22,7 +22,6 @@ use std::time::Duration;
 use axum::Router;
 use axum::handler::Handler;
 use axum::http::Method;
-use axum::middleware::from_fn_with_state;
 use axum::routing::{MethodFilter, on};
 
 pub use access::{HostPolicy, KeyRing};
@@ -30,6 +29,7 @@ pub use deprecation::{deprecated_since, sunset};
 pub use error::ApiError;
 pub use extract::{BODY_LIMIT, parse_body};
 pub use failures::{FailedAuth, FailureLimit};
+pub use middleware::ApiService;
 pub use state::{AppState, Shared};
 
 /// One operation the router serves, as the OpenAPI document names it.
@@ -78,14 +78,15 @@ pub fn operations() -> Vec<Operation> {
     all
 }
 
-/// The whole API for `state`, with its middleware.
-pub fn router(state: AppState, request_timeout: Duration) -> Router {
-    let protected = protected().router.route_layer(from_fn_with_state(state.clone(), access::require_key));
-    let app = protected
+/// The whole API for `state`: the routes behind the edge every request passes.
+pub fn service(state: AppState, request_timeout: Duration) -> ApiService {
+    let protected = protected().router.route_layer(access::RequireKey(state.clone()));
+    let routes = protected
         .merge(service::routes(Routes::new()).router)
         .merge(docs::router())
-        .fallback(service::no_route);
-    middleware::apply(app, state.clone(), request_timeout).with_state(state)
+        .fallback(service::no_route)
+        .with_state(state.clone());
+    ApiService::new(routes, state, request_timeout)
 }
 
 /// `201 Created` with `Location` and the new resource.
