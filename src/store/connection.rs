@@ -37,6 +37,11 @@ pub enum OpenError {
          understands ({supported}); upgrade Petstore. The file was left untouched."
     )]
     NewerSchema { path: PathBuf, found: usize, supported: usize },
+    #[error(
+        "{path} is an SQLite database of another program (it has no Petstore tables); \
+         the file was left untouched"
+    )]
+    Foreign { path: PathBuf },
     #[error("cannot migrate the database {path}: {reason}")]
     Migration { path: PathBuf, reason: String },
 }
@@ -66,6 +71,21 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection, OpenError> {
         })? as usize;
     if found > SCHEMA_VERSION {
         return Err(OpenError::NewerSchema { path: path.to_path_buf(), found, supported: SCHEMA_VERSION });
+    }
+    // Every Petstore schema has a `pets` table, and a new file has no tables until the
+    // first migration makes them in one transaction. Anything else belongs to another
+    // program: migrating it would add our tables to its file, and serving it would answer
+    // every request with an internal error.
+    let pets = |conn: &Connection| -> rusqlite::Result<(bool, bool)> {
+        conn.query_row(
+            "SELECT count(*) > 0, count(*) FILTER (WHERE type = 'table' AND name = 'pets') > 0 FROM sqlite_schema",
+            [],
+            |row| Ok((row.get(0)?, row.get(1)?)),
+        )
+    };
+    let (has_objects, has_pets) = pets(&conn).map_err(|e| unusable(&e))?;
+    if (found == 0 && has_objects) || (found > 0 && !has_pets) {
+        return Err(OpenError::Foreign { path: path.to_path_buf() });
     }
 
     conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| unusable(&e))?;

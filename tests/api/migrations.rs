@@ -45,6 +45,32 @@ fn a_file_that_is_not_a_database_is_refused_clearly() {
     assert!(matches!(error, OpenError::NotADatabase { .. }), "{error}");
 }
 
+/// Another program's database, with or without a schema version of its own: neither
+/// migrated (which would add our tables to its file) nor served (every request would fail).
+#[test]
+fn a_database_of_another_program_is_refused_and_left_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, version) in [("unversioned.db", 0), ("same-version.db", SCHEMA_VERSION), ("older.db", 1)] {
+        let path = dir.path().join(name);
+        {
+            let conn = rusqlite::Connection::open(&path).unwrap();
+            conn.execute_batch(&format!(
+                "CREATE TABLE recipes (title TEXT); PRAGMA user_version = {version};"
+            ))
+            .unwrap();
+        }
+        let before = std::fs::read(&path).unwrap();
+        let error = Store::open(&path).err().expect("a foreign database is refused");
+        assert!(matches!(error, OpenError::Foreign { .. }), "{name}: {error}");
+        assert!(error.to_string().contains("another program"), "{error}");
+        assert_eq!(std::fs::read(&path).unwrap(), before, "{name}: not one byte changed");
+    }
+    // An empty file at version 0 is a new database, as `Store::open` makes one.
+    let empty = dir.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    drop(Store::open(&empty).unwrap());
+}
+
 /// What a newer Petstore really leaves behind: a WAL-mode database with data, closed
 /// cleanly. Opening it must not write a byte, and must leave no -wal or -shm beside it.
 #[test]
