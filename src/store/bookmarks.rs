@@ -5,8 +5,8 @@
 //! on starts from the nearest bookmark before it and steps over fewer than `STRIDE` rows.
 //!
 //! "From the bookmark on" is, for a list by name, the rows of the bookmark's name from its
-//! id on, then the rows of later names: two index ranges read in order and merged
-//! (`UNION ALL` under the list's `ORDER BY`). The row value `(name_folded, id) >= (?, ?)`
+//! id on, then the rows of later names: two index ranges, read one after the other
+//! ([`read`]). The row value `(name_folded, id) >= (?, ?)`
 //! would say the same, but SQLite seeks on its first column only and steps over every pet
 //! of that name, and a name can be shared by thousands of pets.
 //!
@@ -20,7 +20,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 
 use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension, params_from_iter};
+use rusqlite::{Connection, Row, params_from_iter};
 
 use super::query::{Filter, Source};
 use crate::error::Result;
@@ -92,15 +92,18 @@ impl Bookmarks {
                     Some((at, values)) => (at, key.from(filter, &values)),
                     None => (0, vec![filter.clone()]),
                 };
-                let (sql, params) = select(&key.columns.join(", "), source.from, &arms, order);
                 let width = key.columns.len();
-                let found = conn
-                    .prepare_cached(&format!("{sql} LIMIT 1 OFFSET ?"))?
-                    .query_row(
-                        params_from_iter(params.chain([&Value::from((position - from) as i64)])),
-                        |r| (0..width).map(|i| r.get::<_, Value>(i)).collect::<rusqlite::Result<Vec<_>>>(),
-                    )
-                    .optional()?;
+                let columns = key.columns.join(", ");
+                let found = read(
+                    conn,
+                    Source { columns: &columns, ..source },
+                    &arms,
+                    order,
+                    1,
+                    position - from,
+                    |r| (0..width).map(|i| r.get::<_, Value>(i)).collect::<rusqlite::Result<Vec<_>>>(),
+                )?
+                .pop();
                 // The list is shorter than the caller counted: no page there to start from.
                 let Some(values) = found else { return Ok(None) };
                 self.keep(list, version, position, values.clone());
@@ -188,26 +191,56 @@ impl<'a> SortKey<'a> {
     }
 }
 
-/// The statement reading `columns` of the rows of `arms` in turn, in `order`, and its
-/// parameters. Several arms are one `UNION ALL` under `ORDER BY`, which SQLite reads as a
-/// merge of the arms' index ranges (every column of `order` is selected for it).
-pub(super) fn select<'a>(
-    columns: &str,
-    from: &str,
-    arms: &'a [Filter],
+/// `limit` rows of the source's columns from `offset` on, of the rows of `arms` taken in turn: each arm
+/// is one index range of the list read in `order`, and the arms follow each other in the
+/// list (see [`SortKey::from`]), so the rows are those of the first arm, then of the next.
+/// Read one after the other as plain range scans rather than as one `UNION ALL` under
+/// `ORDER BY`: SQLite ran that as two co-routines and compared every row to merge them,
+/// a sixth of a page, while in a shop where many pets share a name the first arm (the rest
+/// of the bookmark's name) nearly always fills the page by itself.
+pub(super) fn read<T>(
+    conn: &Connection,
+    Source { columns, from, .. }: Source<'_>,
+    arms: &[Filter],
     order: &str,
-) -> (String, impl Iterator<Item = &'a Value> + use<'a>) {
-    let sql = if let [arm] = arms {
-        format!("SELECT {columns} FROM {from} {} ORDER BY {order}", arm.sql())
-    } else {
-        let keys: Vec<&str> = order.split(',').map(|t| t.trim().trim_end_matches(" DESC")).collect();
-        let arms: Vec<String> = arms
-            .iter()
-            .map(|arm| format!("SELECT {columns}, {} FROM {from} {}", keys.join(", "), arm.sql()))
-            .collect();
-        format!("{} ORDER BY {order}", arms.join(" UNION ALL "))
-    };
-    (sql, arms.iter().flat_map(|arm| arm.params.iter()))
+    limit: u64,
+    offset: u64,
+    mut row: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+) -> Result<Vec<T>> {
+    let mut items = Vec::new();
+    let mut skip = offset;
+    for arm in arms {
+        let want = limit - items.len() as u64;
+        if want == 0 {
+            break;
+        }
+        let read_before = items.len();
+        let paging = [Value::from(want as i64), Value::from(skip as i64)];
+        let mut statement = conn.prepare_cached(&arm_sql(columns, from, arm, order))?;
+        for item in statement.query_map(params_from_iter(arm.params.iter().chain(&paging)), &mut row)? {
+            items.push(item?);
+        }
+        if items.len() > read_before {
+            skip = 0;
+        } else if skip > 0 {
+            // The arm ended before `skip` rows: the next arm skips what is left.
+            let had: i64 = conn
+                .prepare_cached(&format!(
+                    "SELECT count(*) FROM (SELECT 1 FROM {from} {} LIMIT ?)",
+                    arm.sql()
+                ))?
+                .query_row(params_from_iter(arm.params.iter().chain([&Value::from(skip as i64)])), |r| {
+                    r.get(0)
+                })?;
+            skip -= had as u64;
+        }
+    }
+    Ok(items)
+}
+
+/// One arm's page: its index range in `order`, with `LIMIT ? OFFSET ?` to bind.
+fn arm_sql(columns: &str, from: &str, arm: &Filter, order: &str) -> String {
+    format!("SELECT {columns} FROM {from} {} ORDER BY {order} LIMIT ? OFFSET ?", arm.sql())
 }
 
 #[cfg(test)]
@@ -340,26 +373,69 @@ mod tests {
         filter.and("category_id = ?", [Value::from(1)]);
         let key = SortKey::of("name_folded, id").unwrap();
         let arms = key.from(&filter, &[Value::from("luna".to_owned()), Value::from(700)]);
-        let (sql, params) = select("id, name", "pets", &arms, "name_folded, id");
-        let plan: Vec<String> = conn
-            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-            .unwrap()
-            .query_map(params_from_iter(params), |r| r.get(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
+        let plans: Vec<Vec<String>> = arms
+            .iter()
+            .map(|arm| {
+                let sql = arm_sql("id, name", "pets", arm, "name_folded, id");
+                let paging = [Value::from(20), Value::from(0)];
+                conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                    .unwrap()
+                    .query_map(params_from_iter(arm.params.iter().chain(&paging)), |r| r.get(3))
+                    .unwrap()
+                    .collect::<rusqlite::Result<_>>()
+                    .unwrap()
+            })
+            .collect();
         let index = "USING COVERING INDEX pets_by_category_status_name";
         assert_eq!(
-            plan,
+            plans,
             [
-                "MERGE (UNION ALL)".to_owned(),
-                "LEFT".into(),
-                format!("SEARCH pets {index} (category_id=? AND status=? AND name_folded=? AND id>?)"),
-                "RIGHT".into(),
-                format!("SEARCH pets {index} (category_id=? AND status=? AND name_folded>?)"),
+                [format!("SEARCH pets {index} (category_id=? AND status=? AND name_folded=? AND id>?)")],
+                [format!("SEARCH pets {index} (category_id=? AND status=? AND name_folded>?)")],
             ],
-            "two index ranges, merged: no pet is stepped over and nothing is sorted"
+            "two index ranges, each read in order: no pet is stepped over and nothing is sorted"
         );
+    }
+
+    #[test]
+    fn a_page_runs_on_into_the_next_arm_and_skips_across_an_arm_too_short() {
+        let dir = tempfile::tempdir().unwrap();
+        let conn = shop(&dir);
+        let key = SortKey::of("name_folded, id").unwrap();
+        // The last "max" of the list: the first arm holds one row, then come the milos.
+        let last_max: i64 =
+            conn.query_row("SELECT max(id) FROM pets WHERE name_folded = 'max'", [], |r| r.get(0)).unwrap();
+        let arms = key.from(&Filter::default(), &[Value::from("max".to_owned()), Value::from(last_max)]);
+        let ids = |limit, offset| {
+            read(
+                &conn,
+                Source { columns: "id", from: "pets", key: "id" },
+                &arms,
+                "name_folded, id",
+                limit,
+                offset,
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap()
+        };
+        let want = |limit: i64, offset: i64| -> Vec<i64> {
+            conn.prepare(
+                "SELECT id FROM pets WHERE (name_folded, id) >= ('max', ?1) ORDER BY name_folded, id LIMIT ?2 OFFSET ?3",
+            )
+            .unwrap()
+            .query_map(params![last_max, limit, offset], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+        };
+        for (limit, offset) in [(5, 0), (5, 1), (5, 3), (1, 0), (400, 0)] {
+            assert_eq!(
+                ids(limit, offset),
+                want(limit as i64, offset as i64),
+                "limit {limit} offset {offset}"
+            );
+        }
+        assert_eq!(ids(5, 0).len(), 5, "the page runs on past the one max");
     }
 
     #[test]

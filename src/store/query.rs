@@ -4,7 +4,7 @@
 use rusqlite::types::Value;
 use rusqlite::{Connection, Row, params_from_iter};
 
-use super::bookmarks::{Bookmarks, Start, select};
+use super::bookmarks::{Bookmarks, Start, read};
 use crate::domain::{Page, Paged};
 use crate::error::Result;
 
@@ -104,28 +104,16 @@ impl Filter {
             Some((bookmarks, version)) => bookmarks.start(conn, source, self, &order, offset, version)?,
             None => None,
         };
-        let (sql, params): (String, Box<dyn Iterator<Item = &Value>>) = match &start {
-            // From a bookmark: fewer than a stride of rows left to step over.
-            Some(Start { arms, offset: _ }) => {
-                let (sql, params) = select(source.columns, source.from, arms, &order);
-                (format!("{sql} LIMIT ? OFFSET ?"), Box::new(params))
-            }
+        let mut items = match &start {
+            Some(Start { arms, offset }) => read(conn, source, arms, &order, limit, *offset, row)?,
             None => {
-                // Near the start the plain query is cheaper: the deferred join's extra step
-                // costs more than the few table rows it saves.
                 let deferred = offset >= DEFER_FROM && !self.covered;
-                (self.page_sql(source, &order, deferred), Box::new(self.params.iter()))
+                let paging = [Value::from(limit as i64), Value::from(offset as i64)];
+                conn.prepare_cached(&self.page_sql(source, &order, deferred))?
+                    .query_map(params_from_iter(self.params.iter().chain(&paging)), row)?
+                    .collect::<rusqlite::Result<Vec<_>>>()?
             }
         };
-        let offset = start.as_ref().map_or(offset, |start| start.offset);
-        let mut items = conn
-            .prepare_cached(&sql)?
-            // Bound, not spliced: one cached statement serves every page.
-            .query_map(
-                params_from_iter(params.chain(&[Value::from(limit as i64), Value::from(offset as i64)])),
-                row,
-            )?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
         if from_end {
             items.reverse();
         }
