@@ -200,7 +200,7 @@ impl<'a> SortKey<'a> {
 /// of the bookmark's name) nearly always fills the page by itself.
 pub(super) fn read<T>(
     conn: &Connection,
-    Source { columns, from, .. }: Source<'_>,
+    source: Source<'_>,
     arms: &[Filter],
     order: &str,
     limit: u64,
@@ -216,7 +216,7 @@ pub(super) fn read<T>(
         }
         let read_before = items.len();
         let paging = [Value::from(want as i64), Value::from(skip as i64)];
-        let mut statement = conn.prepare_cached(&arm_sql(columns, from, arm, order))?;
+        let mut statement = conn.prepare_cached(&arm.page_sql(source, order, false))?;
         for item in statement.query_map(params_from_iter(arm.params.iter().chain(&paging)), &mut row)? {
             items.push(item?);
         }
@@ -226,7 +226,8 @@ pub(super) fn read<T>(
             // The arm ended before `skip` rows: the next arm skips what is left.
             let had: i64 = conn
                 .prepare_cached(&format!(
-                    "SELECT count(*) FROM (SELECT 1 FROM {from} {} LIMIT ?)",
+                    "SELECT count(*) FROM (SELECT 1 FROM {} {} LIMIT ?)",
+                    source.from,
                     arm.sql()
                 ))?
                 .query_row(params_from_iter(arm.params.iter().chain([&Value::from(skip as i64)])), |r| {
@@ -236,11 +237,6 @@ pub(super) fn read<T>(
         }
     }
     Ok(items)
-}
-
-/// One arm's page: its index range in `order`, with `LIMIT ? OFFSET ?` to bind.
-fn arm_sql(columns: &str, from: &str, arm: &Filter, order: &str) -> String {
-    format!("SELECT {columns} FROM {from} {} ORDER BY {order} LIMIT ? OFFSET ?", arm.sql())
 }
 
 #[cfg(test)]
@@ -376,7 +372,11 @@ mod tests {
         let plans: Vec<Vec<String>> = arms
             .iter()
             .map(|arm| {
-                let sql = arm_sql("id, name", "pets", arm, "name_folded, id");
+                let sql = arm.page_sql(
+                    Source { columns: "id, name", from: "pets", key: "id" },
+                    "name_folded, id",
+                    false,
+                );
                 let paging = [Value::from(20), Value::from(0)];
                 conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
                     .unwrap()
