@@ -78,7 +78,7 @@ impl Store {
         let conn = connection::open_writer(&path)?;
         let unusable = |e: Error| OpenError::Unusable { path: path.clone(), reason: e.to_string() };
         let checkpoints = connection::open_checkpointer(&path).map_err(unusable)?;
-        let writer = writer::Writer::start(conn, checkpoints).map_err(unusable)?;
+        let writer = writer::Writer::start(conn, checkpoints, writer::CHECKPOINT_PAUSE).map_err(unusable)?;
         let (changes, _) = broadcast::channel(256);
         Ok(Self {
             inner: Arc::new(Inner {
