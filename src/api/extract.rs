@@ -8,7 +8,7 @@ use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::error::ApiError;
 use crate::domain::Page;
@@ -55,18 +55,51 @@ fn is_json(content_type: Option<&header::HeaderValue>) -> bool {
 }
 
 /// JSON text to a domain type, naming the offending field when the shape is wrong.
+///
+/// One pass, straight into the type: every order's body went through a
+/// `serde_json::Value` first, a map of strings built only to be taken apart again. What
+/// that first pass decided is kept: text that is not JSON at all, or JSON that is not an
+/// object, is `invalid_json`; a well-formed object of the wrong shape is
+/// `validation_failed`.
 pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
-    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
-        Error::new(ErrorCode::InvalidJson, format!("the request body is not valid JSON: {e}"))
-    })?;
-    if !value.is_object() {
-        return Err(Error::new(ErrorCode::InvalidJson, "the request body must be a JSON object"));
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(match serde_json::from_slice::<IgnoredAny>(bytes) {
+            Err(e) => not_json(&e),
+            Ok(_) => Error::new(ErrorCode::InvalidJson, "the request body must be a JSON object"),
+        });
     }
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        if path == "." { Error::validation(inner) } else { Error::validation(format!("{path}: {inner}")) }
-    })
+    let mut json = serde_json::Deserializer::from_slice(bytes);
+    let parsed = serde_path_to_error::deserialize(&mut json);
+    match parsed {
+        // Trailing text after the object.
+        Ok(value) => json.end().map(|()| value).map_err(|e| not_json(&e)),
+        Err(e) if !e.inner().is_data() => Err(not_json(e.inner())),
+        // A wrong shape seen before a syntax error further on: the body is still not JSON.
+        Err(e) => match serde_json::from_slice::<IgnoredAny>(bytes) {
+            Err(syntax) => Err(not_json(&syntax)),
+            Ok(_) => {
+                let path = e.path().to_string();
+                let inner = without_position(e.inner());
+                Err(if path == "." {
+                    Error::validation(inner)
+                } else {
+                    Error::validation(format!("{path}: {inner}"))
+                })
+            }
+        },
+    }
+}
+
+fn not_json(e: &serde_json::Error) -> Error {
+    Error::new(ErrorCode::InvalidJson, format!("the request body is not valid JSON: {e}"))
+}
+
+/// A shape error's message without the " at line 1 column 27" the parser adds: the field
+/// path already says where, and a client's body is seldom laid out in lines.
+fn without_position(e: &serde_json::Error) -> String {
+    let message = e.to_string();
+    let position = format!(" at line {} column {}", e.line(), e.column());
+    message.strip_suffix(&position).map_or_else(|| message.clone(), str::to_owned)
 }
 
 /// A positive id from the last path segment, e.g. `petId` in `/pets/{petId}`.
@@ -145,4 +178,57 @@ where
     T::Err: std::fmt::Display,
 {
     value.parse().map_err(|e| Error::invalid_parameter(format!("{name}={value:?} is not valid: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::NewOrder;
+
+    fn refusal(body: &str) -> Error {
+        parse_body::<NewOrder>(body.as_bytes()).expect_err(body)
+    }
+
+    #[test]
+    fn an_object_of_the_right_shape_is_parsed() {
+        let order: NewOrder = parse_body(b" {\"petId\": 7, \"quantity\": 2} \n").unwrap();
+        assert_eq!((order.pet_id.get(), order.quantity.get()), (7, 2));
+    }
+
+    #[test]
+    fn text_that_is_not_a_json_object_is_invalid_json_wherever_it_goes_wrong() {
+        for body in [
+            "",
+            "   ",
+            "[1, 2]",
+            "\"Rex\"",
+            "{\"petId\": 7",
+            "{\"petId\": 7} and more",
+            // A wrong shape first, then broken JSON: the syntax decides.
+            "{\"petId\": \"seven\", \"quantity\": }",
+            "{\"colour\": 1,,}",
+        ] {
+            assert_eq!(refusal(body).code, ErrorCode::InvalidJson, "{body:?}");
+        }
+        assert_eq!(refusal("[1]").message, "the request body must be a JSON object");
+    }
+
+    #[test]
+    fn a_wrong_shape_names_the_field_without_a_text_position() {
+        let wrong = refusal("{\"petId\": 7,\n \"quantity\": \"two\"}");
+        assert_eq!(wrong.code, ErrorCode::ValidationFailed);
+        assert!(wrong.message.starts_with("quantity: invalid type"), "{}", wrong.message);
+        assert!(!wrong.message.contains("line"), "{}", wrong.message);
+
+        let missing = refusal("{\"quantity\": 1}");
+        assert_eq!(
+            (missing.code, missing.message.as_str()),
+            (ErrorCode::ValidationFailed, "missing field `petId`")
+        );
+
+        // A field given twice is ambiguous, so it is refused rather than one of them kept.
+        let twice = refusal("{\"petId\": 7, \"petId\": 8}");
+        assert_eq!(twice.code, ErrorCode::ValidationFailed);
+        assert!(twice.message.contains("duplicate field `petId`"), "{}", twice.message);
+    }
 }
