@@ -1,10 +1,9 @@
 //! List responses: the page as a JSON array, `X-Total-Count`, and an RFC 8288 `Link`
 //! header with first/prev/next/last that keeps the request's filters.
 
-use std::fmt::Write;
-
 use axum::Json;
-use axum::http::header::CONTENT_TYPE;
+use axum::body::{Body, Bytes};
+use axum::http::header::{CONTENT_TYPE, LINK};
 use axum::http::{HeaderName, HeaderValue, Uri};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
@@ -19,8 +18,9 @@ pub fn list_response<T: Serialize>(uri: &Uri, params: &Params, page: Page, paged
     let mut response = json_array(&paged.items);
     let headers = response.headers_mut();
     headers.insert(X_TOTAL_COUNT.clone(), HeaderValue::from(paged.total));
-    if let Ok(value) = HeaderValue::from_str(&link) {
-        headers.insert(axum::http::header::LINK, value);
+    // The filters in it are percent-encoded, so it is always a valid header value.
+    if let Ok(value) = HeaderValue::from_maybe_shared(Bytes::from(link)) {
+        headers.insert(LINK, value);
     }
     response
 }
@@ -33,7 +33,11 @@ const ITEM_BYTES: usize = 200;
 fn json_array<T: Serialize>(items: &[T]) -> Response {
     let mut body = Vec::with_capacity(2 + items.len() * ITEM_BYTES);
     match serde_json::to_writer(&mut body, items) {
-        Ok(()) => ([(CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response(),
+        Ok(()) => {
+            let mut response = Response::new(Body::from(body));
+            response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            response
+        }
         // What `Json` does with a value that does not serialize (none of ours).
         Err(_) => Json(items).into_response(),
     }
@@ -50,13 +54,27 @@ fn link_header(path: &str, params: &Params, page: Page, total: u64) -> String {
     }
     let filters = filters.finish();
     let mut links = String::with_capacity(4 * (path.len() + filters.len() + 48));
+    // Pieces pushed one by one: every list response has this header, and `write!` with its
+    // formatting machinery was most of what building it cost.
+    let mut number = itoa::Buffer::new();
     let mut add = |offset: u64, rel: &str| {
         if !links.is_empty() {
             links.push_str(", ");
         }
-        let and = if filters.is_empty() { "" } else { "&" };
-        // Writing to a String cannot fail.
-        let _ = write!(links, "<{path}?{filters}{and}limit={limit}&offset={offset}>; rel=\"{rel}\"");
+        links.push('<');
+        links.push_str(path);
+        links.push('?');
+        if !filters.is_empty() {
+            links.push_str(&filters);
+            links.push('&');
+        }
+        links.push_str("limit=");
+        links.push_str(number.format(limit));
+        links.push_str("&offset=");
+        links.push_str(number.format(offset));
+        links.push_str(">; rel=\"");
+        links.push_str(rel);
+        links.push('"');
     };
     add(0, "first");
     if offset > 0 {
