@@ -56,6 +56,8 @@ export SCALE_REPEAT="${SCALE_REPEAT:-5}"
 export SCALE_LAUNCHES="${SCALE_LAUNCHES:-3}"
 export E2E_TESTS=./scale.test.js
 rm -f "$SCALE_OUT"
+# run.sh makes it too, but its output goes there from the start (a fresh clone has none).
+mkdir -p "$REPO_ROOT/target/e2e"
 
 started=$(date +%s%N)
 "$HERE/run.sh" >"$REPO_ROOT/target/e2e/bench-run.log" 2>&1 || {
