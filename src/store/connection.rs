@@ -1,6 +1,8 @@
 //! Opening connections: pragmas, migrations and the newer-schema refusal.
 
+use std::ffi::c_int;
 use std::path::{Path, PathBuf};
+use std::sync::Once;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
@@ -117,11 +119,26 @@ pub(super) fn open_checkpointer(path: &Path) -> Result<Connection> {
 /// Opens `path` through the VFS that writes each commit to the WAL in one piece
 /// (`wal_writes.rs`), where there is one.
 fn open_file(path: &Path, flags: OpenFlags) -> rusqlite::Result<Connection> {
+    without_memory_statistics();
     #[cfg(target_os = "linux")]
     if let Some(vfs) = super::wal_writes::vfs() {
         return Connection::open_with_flags_and_vfs(path, flags, vfs);
     }
     Connection::open_with_flags(path, flags)
+}
+
+/// Turns SQLite's memory statistics off before its first connection. With them on (its
+/// default, and nothing here reads them), every allocation SQLite makes takes one mutex of
+/// the whole process, which the readers on both Tokio workers, the writer and the
+/// checkpointer all contend for; SQLite's own recommended options turn them off.
+fn without_memory_statistics() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: SQLITE_CONFIG_MEMSTATUS takes one int. SQLite refuses any configuration
+        // (SQLITE_MISUSE) once it is initialized, and is then left as it is: something else
+        // in the process opened a connection first.
+        unsafe { rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0 as c_int) };
+    });
 }
 
 /// Settings every connection needs; `synchronous = FULL` because orders are money and a
