@@ -9,7 +9,7 @@ use std::str::FromStr;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
-use super::Store;
+use super::{Snapshot, Store};
 use crate::api_key;
 use crate::domain::{Name, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
@@ -194,10 +194,11 @@ impl Store {
     }
 
     /// Finds the key whose secret hashes to `hash`, for authenticating a request. One
-    /// indexed read per request, by key (see [`Store::read_bounded`]): a key revoked or rotated by another
-    /// process (the CLI beside a running server) is refused from its next request on.
+    /// indexed read per request, by key, in a snapshot begun for it (see `readers.rs`): a
+    /// key revoked or rotated by another process (the CLI beside a running server) is
+    /// refused from its next request on.
     pub async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
-        self.read_bounded(move |conn| find(conn, &hash)).await
+        self.inner.readers.read_bounded(Snapshot::Latest, move |conn| find(conn, &hash)).await
     }
 }
 

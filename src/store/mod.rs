@@ -1,7 +1,8 @@
 //! The SQLite store: the only code that touches SQL. Writes go to one writer thread that
 //! owns the write connection and commits them in groups (`writer.rs`); reads use a small
-//! pool of read-only connections, which WAL lets run beside the writer, on Tokio's blocking
-//! pool. Either way the async runtime never waits on the disk.
+//! pool of read-only connections, which WAL lets run beside the writer, each keeping its
+//! snapshot while nothing was committed (`readers.rs`). Reads that may take long run on
+//! Tokio's blocking pool, so the async runtime never waits on the disk.
 
 mod backend;
 mod backup;
@@ -15,6 +16,7 @@ mod keys;
 mod orders;
 mod pets;
 mod query;
+mod readers;
 pub mod seed;
 mod status_rules;
 #[cfg(target_os = "linux")]
@@ -22,13 +24,14 @@ mod wal_writes;
 mod writer;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rusqlite::Connection;
 use serde::Serialize;
-use tokio::sync::{Semaphore, broadcast};
+use tokio::sync::broadcast;
 
 use bookmarks::Bookmarks;
+use readers::{Readers, Snapshot};
 
 pub use backup::{RestoreError, Restored, restore};
 pub use connection::{OpenError, SCHEMA_VERSION, migrations};
@@ -49,12 +52,6 @@ pub enum Change {
     Inventory,
 }
 
-/// At most this many reads run at once, each on its own connection, opened at first need
-/// and then kept. More would not finish sooner on a few cores; they would only take
-/// threads, memory (each connection has its own page cache) and, were connections opened
-/// and closed with the load, the schema parse of every new one.
-const READERS: usize = 8;
-
 #[derive(Clone)]
 pub struct Store {
     inner: Arc<Inner>,
@@ -63,9 +60,7 @@ pub struct Store {
 struct Inner {
     path: PathBuf,
     writer: writer::Writer,
-    readers: Mutex<Vec<Connection>>,
-    /// One permit per connection of `readers`: a read waits here, not on the disk.
-    reader_slots: Semaphore,
+    readers: Arc<Readers>,
     changes: broadcast::Sender<Change>,
     bookmarks: Arc<Bookmarks>,
 }
@@ -78,18 +73,11 @@ impl Store {
         let conn = connection::open_writer(&path)?;
         let unusable = |e: Error| OpenError::Unusable { path: path.clone(), reason: e.to_string() };
         let checkpoints = connection::open_checkpointer(&path).map_err(unusable)?;
-        let writer = writer::Writer::start(conn, checkpoints, writer::CHECKPOINT_PAUSE).map_err(unusable)?;
+        let readers = Readers::new(path.clone());
+        let writer = writer::Writer::start(conn, checkpoints, writer::CHECKPOINT_PAUSE, readers.clone())
+            .map_err(unusable)?;
         let (changes, _) = broadcast::channel(256);
-        Ok(Self {
-            inner: Arc::new(Inner {
-                path,
-                writer,
-                readers: Mutex::new(Vec::with_capacity(READERS)),
-                reader_slots: Semaphore::new(READERS),
-                changes,
-                bookmarks: Arc::default(),
-            }),
-        })
+        Ok(Self { inner: Arc::new(Inner { path, writer, readers, changes, bookmarks: Arc::default() }) })
     }
 
     pub fn path(&self) -> &Path {
@@ -112,42 +100,23 @@ impl Store {
         self.inner.changes.subscribe()
     }
 
-    /// Runs `f` on a read-only connection off the async runtime.
+    /// Runs `f` on a read-only connection off the async runtime (see [`Readers::read`]).
     pub(crate) async fn read<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
-        let _slot = self.inner.reader_slots.acquire().await.map_err(Error::internal)?;
-        let inner = self.inner.clone();
-        blocking(move || {
-            let conn = inner.take_reader()?;
-            let result = f(&conn);
-            inner.return_reader(conn);
-            result
-        })
-        .await
+        self.inner.readers.read(Snapshot::Kept, f).await
     }
 
-    /// Runs `f` at once on the calling thread, for reads bounded to a few index steps: rows
-    /// found by key, or a first page whose count is a kept one. Handing such a read to the
-    /// blocking pool and back (two thread wake-ups) costs as much as the read itself, which
-    /// is microseconds of B-tree descent; so it is done here, like any short computation of
-    /// an async task. When every reader is busy it waits its turn like any other read.
+    /// Runs `f`, a read of a few index steps, at once on the calling thread (see
+    /// [`Readers::read_bounded`]).
     pub(crate) async fn read_bounded<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
-        match self.inner.reader_slots.try_acquire() {
-            Ok(_slot) => {
-                let conn = self.inner.take_reader()?;
-                let result = f(&conn);
-                self.inner.return_reader(conn);
-                result
-            }
-            Err(_) => self.read(f).await,
-        }
+        self.inner.readers.read_bounded(Snapshot::Kept, f).await
     }
 
     /// Runs `f` as one write: in its own savepoint of the writer's next group transaction
@@ -193,31 +162,6 @@ impl Store {
     /// sensitive), synced, and never overwrites a file (see `backup.rs`).
     pub async fn backup(&self, to: &Path) -> Result<()> {
         let to = to.to_path_buf();
-        self.read(move |conn| backup::write(conn, &to)).await
+        self.inner.readers.read(Snapshot::Outside, move |conn| backup::write(conn, &to)).await
     }
-}
-
-impl Inner {
-    fn take_reader(&self) -> Result<Connection> {
-        let pooled = self.readers.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        match pooled {
-            Some(conn) => Ok(conn),
-            None => connection::open_reader(&self.path),
-        }
-    }
-
-    fn return_reader(&self, conn: Connection) {
-        self.readers.lock().unwrap_or_else(|p| p.into_inner()).push(conn);
-    }
-}
-
-/// Runs blocking database work on Tokio's blocking pool, inside the caller's tracing span
-/// so its log lines keep the request id.
-async fn blocking<T, F>(f: F) -> Result<T>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T> + Send + 'static,
-{
-    let span = tracing::Span::current();
-    tokio::task::spawn_blocking(move || span.in_scope(f)).await.map_err(Error::internal)?
 }

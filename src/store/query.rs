@@ -168,8 +168,12 @@ impl Filter {
     }
 }
 
-/// Runs `read` in one read transaction, so that what it reads in several statements agrees.
+/// Runs `read` in one read transaction, so that what it reads in several statements agrees:
+/// the connection's own when it has one open (a pooled reader's, see `readers.rs`).
 fn in_snapshot<T>(conn: &Connection, read: impl FnOnce() -> Result<T>) -> Result<T> {
+    if !conn.is_autocommit() {
+        return read();
+    }
     // Cached, like every statement of a list: parsing even these two costs a busy server
     // more than running them.
     conn.prepare_cached("BEGIN")?.execute([])?;
