@@ -50,6 +50,16 @@ pub enum OpenError {
 
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The page size of a new database, half SQLite's default. An order changes a few small
+/// rows on pages far apart (its pet, the pet's entry in the stock index, its entry in
+/// `orders_by_pet`), and the WAL holds whole pages, so with 4 KB pages each order wrote
+/// 17 KB to the WAL and every group's sync had that much to flush. With 2 KB pages it is
+/// 9 KB: at 100,000 pets, orders per second rose by 27-35 % in paired runs, and their p99
+/// under the disk's stalls fell from 80-950 ms to 30-150 ms. Reads by key and the pages at
+/// 1,000,000 pets were unchanged. 1 KB pages gained orders little more and looked slower
+/// for reads by key.
+const PAGE_SIZE: i64 = 2048;
+
 /// Cached statements per connection (a few KB each).
 const STATEMENT_CACHE: usize = 128;
 
@@ -90,6 +100,11 @@ pub(super) fn open_writer(path: &Path) -> Result<Connection, OpenError> {
         return Err(OpenError::Foreign { path: path.to_path_buf() });
     }
 
+    if found == 0 {
+        // Only a new database takes it: the page size is fixed when the file is first
+        // written (and in WAL mode for good).
+        conn.pragma_update(None, "page_size", PAGE_SIZE).map_err(|e| unusable(&e))?;
+    }
     conn.pragma_update(None, "journal_mode", "WAL").map_err(|e| unusable(&e))?;
     apply_pragmas(&conn).map_err(|e| unusable(&e))?;
     migrations()

@@ -17,6 +17,27 @@ fn a_new_database_is_at_the_latest_schema_in_wal_mode() {
     assert_eq!(version, SCHEMA_VERSION);
     let mode: String = conn.pragma_query_value(None, "journal_mode", |r| r.get(0)).unwrap();
     assert_eq!(mode, "wal");
+    let page_size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0)).unwrap();
+    assert_eq!(page_size, 2048, "a new database has the store's page size");
+}
+
+#[test]
+fn an_existing_database_keeps_its_page_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    {
+        // A database of an earlier Petstore: SQLite's default pages, schema version 1.
+        let mut conn = rusqlite::Connection::open(&path).unwrap();
+        conn.pragma_update(None, "page_size", 4096).unwrap();
+        migrations().to_version(&mut conn, 1).unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    drop(store);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let page_size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0)).unwrap();
+    assert_eq!(page_size, 4096);
+    let version: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).unwrap();
+    assert_eq!(version as usize, SCHEMA_VERSION, "and is migrated all the same");
 }
 
 #[test]
