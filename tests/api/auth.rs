@@ -11,28 +11,8 @@ use petstore::store::Scope;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{KEY, TestApp, spawn_app, spawn_app_limited};
-use crate::schema::DOC;
-
-/// Every documented operation as (method, concrete path, needs a key).
-pub fn operations() -> Vec<(Method, String, bool)> {
-    let global = !DOC["security"].as_array().unwrap().is_empty();
-    let mut all = Vec::new();
-    for (template, item) in DOC["paths"].as_object().unwrap() {
-        for (method, op) in item.as_object().unwrap() {
-            let Ok(method) = method.to_uppercase().parse::<Method>() else { continue };
-            if method == Method::from_bytes(b"PARAMETERS").unwrap() {
-                continue;
-            }
-            let secured = op.get("security").map_or(global, |s| !s.as_array().unwrap().is_empty());
-            let path =
-                template.replace("{petId}", "1").replace("{categoryId}", "1").replace("{orderId}", "1");
-            all.push((method, path, secured));
-        }
-    }
-    assert!(all.len() >= 24, "the document lists every operation");
-    all
-}
+use crate::support::openapi::operations;
+use crate::support::{KEY, TestApp, spawn_app, spawn_app_limited};
 
 async fn each_secured(
     app: &TestApp,
@@ -65,7 +45,7 @@ async fn every_operation_refuses_a_request_without_a_key() {
 
 #[tokio::test]
 async fn every_operation_refuses_a_wrong_key() {
-    // More wrong keys than the default allows before slowing down (see access.rs for that).
+    // More wrong keys than the default allows before slowing down (see wrong_key_slowdown.rs for that).
     let limit = FailureLimit { max_failures: 1000, window: Duration::from_secs(60) };
     let app = spawn_app_limited(Clock::system(), limit).await;
     for (op, status, _) in each_secured(&app, |r| r.bearer_auth("not-the-key-0123456789abcdef")).await {

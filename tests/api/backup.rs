@@ -14,8 +14,8 @@ use rusqlite::Connection;
 use serde_json::json;
 use tokio::task::JoinSet;
 
-use crate::database::{one, stocked};
-use crate::helpers::{KEY, spawn_app};
+use crate::support::database::{one, stocked};
+use crate::support::{KEY, spawn_app};
 
 const BIN: &str = env!("CARGO_BIN_EXE_petstore-server");
 

@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::helpers::spawn_app;
+use crate::support::spawn_app;
 
 #[tokio::test]
 async fn categories_are_listed_by_name_with_their_pet_counts() {

@@ -3,7 +3,7 @@
 use serde_json::json;
 use tokio::task::JoinSet;
 
-use crate::helpers::{KEY, spawn_app};
+use crate::support::{KEY, spawn_app};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn many_clients_ordering_one_pet_sell_exactly_the_stock() {

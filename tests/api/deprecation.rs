@@ -2,9 +2,9 @@ use chrono::{TimeZone, Utc};
 use petstore::clock::Clock;
 use reqwest::Method;
 
-use crate::helpers::spawn_app_with;
+use crate::support::spawn_app_with;
 
-fn assert_deprecation_headers(reply: &crate::helpers::Reply, pet: &str) {
+fn assert_deprecation_headers(reply: &crate::support::Reply, pet: &str) {
     assert_eq!(reply.header("deprecation"), "@1793491200");
     assert_eq!(reply.header("sunset"), "Wed, 30 Jun 2027 23:59:59 GMT");
     assert_eq!(reply.header("link"), format!("</pets?id={pet}>; rel=\"successor-version\""));

@@ -4,7 +4,7 @@
 
 use reqwest::{Method, StatusCode, redirect};
 
-use crate::helpers::spawn_app;
+use crate::support::spawn_app;
 
 /// The files `index.html` loads, by their `src` and `href` attributes.
 fn referenced(html: &str) -> Vec<&str> {

@@ -17,7 +17,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, spawn_app};
+use crate::support::{TestApp, spawn_app};
 
 const DEFAULT_CASES: u32 = 2_000;
 

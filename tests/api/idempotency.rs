@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tokio::sync::Barrier;
 use tokio::task::JoinSet;
 
-use crate::helpers::{KEY, OTHER_KEY, Reply, TestApp, spawn_app, spawn_app_with};
+use crate::support::{KEY, OTHER_KEY, Reply, TestApp, spawn_app, spawn_app_with};
 
 /// Sends `body` exactly as written (so tests can spell one order two ways) under `key`.
 async fn order(app: &TestApp, key: Option<&str>, body: &str) -> Reply {
@@ -291,7 +291,8 @@ async fn a_restart_keeps_the_keys() {
 /// out: HTTP strips it before the server sees the value.
 #[tokio::test]
 async fn the_documented_pattern_is_exactly_what_the_server_accepts() {
-    let parameter = &crate::schema::operation(&Method::POST, "/store/orders").unwrap()["parameters"][0];
+    let parameter =
+        &crate::support::openapi::operation(&Method::POST, "/store/orders").unwrap()["parameters"][0];
     assert_eq!(parameter["name"], "Idempotency-Key");
     let pattern = jsonschema::validator_for(&parameter["schema"]).unwrap();
 

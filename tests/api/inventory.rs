@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::helpers::spawn_app;
+use crate::support::spawn_app;
 
 #[tokio::test]
 async fn setting_stock_moves_the_status_both_ways() {

@@ -1,19 +1,16 @@
 //! Integration tests of the core, compiled into one binary (see STYLE.md). Every test talks
 //! to real things: a real SQLite file and a real server on port 0.
 
-mod access;
 mod auth;
 mod backup;
 mod categories;
 mod cli;
 mod concurrency;
 mod contract;
-mod database;
 mod deprecation;
 mod docs;
 mod errors;
 mod fuzz;
-mod helpers;
 mod idempotency;
 mod inventory;
 mod keys;
@@ -23,6 +20,7 @@ mod openapi;
 mod orders;
 mod paging;
 mod pets;
-mod schema;
+mod support;
 mod upgrade;
 mod versions;
+mod wrong_key_slowdown;

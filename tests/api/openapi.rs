@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use petstore::api::operations;
 use reqwest::Method;
 
-use crate::helpers::spawn_app;
-use crate::schema::{DOC, operation};
+use crate::support::openapi::{DOC, operation};
+use crate::support::spawn_app;
 
 fn documented() -> BTreeSet<(String, String)> {
     let mut ops = BTreeSet::new();

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::helpers::{TestApp, spawn_app};
+use crate::support::{TestApp, spawn_app};
 
 async fn status_of(app: &TestApp, pet: i64) -> (String, i64) {
     let item = app.get(&format!("/store/inventory/{pet}")).await;

@@ -6,8 +6,8 @@ use reqwest::Method;
 use rusqlite::Connection;
 use serde_json::json;
 
-use crate::database::assert_pet_counts_kept;
-use crate::helpers::{TestApp, spawn_app};
+use crate::support::database::assert_pet_counts_kept;
+use crate::support::{TestApp, spawn_app};
 
 /// A shop of `pets` seeded pets, some of them moved to `pending`, to no category and to
 /// a new category, so that every kind of count row exists.

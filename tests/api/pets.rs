@@ -1,7 +1,7 @@
 use reqwest::Method;
 use serde_json::json;
 
-use crate::helpers::spawn_app;
+use crate::support::spawn_app;
 
 #[tokio::test]
 async fn creating_a_pet_returns_201_with_location_and_defaults() {

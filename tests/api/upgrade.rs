@@ -10,7 +10,7 @@ use petstore::store::SCHEMA_VERSION;
 use petstore::{Petstore, Store};
 use rusqlite::Connection;
 
-use crate::database::{one, stocked};
+use crate::support::database::{one, stocked};
 
 /// What one fixture holds, as recorded when it was made.
 struct Fixture {

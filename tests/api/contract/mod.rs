@@ -32,8 +32,8 @@ macro_rules! on_both_backends {
             $(
                 #[tokio::test]
                 async fn $scenario() {
-                    let app = crate::helpers::spawn_app().await;
-                    let client = petstore::client::Client::new(&app.base_url, crate::helpers::KEY).unwrap();
+                    let app = crate::support::spawn_app().await;
+                    let client = petstore::client::Client::new(&app.base_url, crate::support::KEY).unwrap();
                     let mut remote = super::Transcript::default();
                     super::$scenario(&client, &mut remote).await;
 

@@ -13,7 +13,7 @@ use ErrorCode::*;
 async fn a_client_of_a_closed_port_reports_unreachable_quickly() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let base = format!("http://127.0.0.1:{port}");
-    let client = Client::new(&base, crate::helpers::KEY).unwrap();
+    let client = Client::new(&base, crate::support::KEY).unwrap();
     let answer = tokio::time::timeout(Duration::from_secs(5), client.get_pet(pid(1))).await;
     let e = answer.expect("no answer within 5 s").unwrap_err();
     assert_eq!(e.code, Unreachable, "{e:?}");
@@ -22,7 +22,7 @@ async fn a_client_of_a_closed_port_reports_unreachable_quickly() {
 
 #[tokio::test]
 async fn a_client_with_a_wrong_key_is_unauthorized() {
-    let app = crate::helpers::spawn_app().await;
+    let app = crate::support::spawn_app().await;
     let client = Client::new(&app.base_url, "wrong-key-0123456789abcdefghij").unwrap();
     let e = client.list_pets(PetFilter::default(), all()).await.unwrap_err();
     assert_eq!(e, Error::new(Unauthorized, "the API key is not valid"));
@@ -32,8 +32,8 @@ async fn a_client_with_a_wrong_key_is_unauthorized() {
 
 #[tokio::test]
 async fn a_trailing_slash_on_the_base_url_changes_nothing() {
-    let app = crate::helpers::spawn_app().await;
-    let client = Client::new(&format!("{}/", app.base_url), crate::helpers::KEY).unwrap();
+    let app = crate::support::spawn_app().await;
+    let client = Client::new(&format!("{}/", app.base_url), crate::support::KEY).unwrap();
     let rex = client.create_pet(pet("Rex")).await.unwrap();
     assert_eq!(client.get_pet(rex.id).await.unwrap(), rex);
     assert_eq!(client.base_url(), app.base_url);
@@ -201,7 +201,7 @@ fn impatient() -> ClientConfig {
 
 /// Lists pets at `base` and returns the error and how long it took to come.
 async fn fails_against(base: &str) -> (Error, Duration) {
-    let client = Client::with_config(base, crate::helpers::KEY, impatient()).unwrap();
+    let client = Client::with_config(base, crate::support::KEY, impatient()).unwrap();
     let started = Instant::now();
     let answer = tokio::time::timeout(Duration::from_secs(5), client.list_pets(PetFilter::default(), all()))
         .await
@@ -312,10 +312,10 @@ async fn a_down_remote_is_unreachable_at_once_and_faults_leave_clients_usable() 
     eprintln!("remote fault: down (port closed): {} after {} ms", code_name(e.code), took.as_millis());
 
     // After a timeout against a stuck remote, clients of a real server work as ever.
-    let app = crate::helpers::spawn_app().await;
-    let client = Client::with_config(&app.base_url, crate::helpers::KEY, impatient()).unwrap();
+    let app = crate::support::spawn_app().await;
+    let client = Client::with_config(&app.base_url, crate::support::KEY, impatient()).unwrap();
     let silent = faulty::remote(Fault::Silent).await;
-    let stuck = Client::with_config(&silent, crate::helpers::KEY, impatient()).unwrap();
+    let stuck = Client::with_config(&silent, crate::support::KEY, impatient()).unwrap();
     assert_eq!(stuck.list_pets(PetFilter::default(), all()).await.unwrap_err().code, Timeout);
     assert_eq!(client.list_pets(PetFilter::default(), all()).await.unwrap().total, 0);
     assert_eq!(client.create_pet(pet("Rex")).await.unwrap().name, "Rex");

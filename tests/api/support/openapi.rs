@@ -114,3 +114,23 @@ fn translate(value: Value) -> Value {
         other => other,
     }
 }
+
+/// Every documented operation as (method, concrete path, needs a key).
+pub fn operations() -> Vec<(Method, String, bool)> {
+    let global = !DOC["security"].as_array().unwrap().is_empty();
+    let mut all = Vec::new();
+    for (template, item) in DOC["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let Ok(method) = method.to_uppercase().parse::<Method>() else { continue };
+            if method == Method::from_bytes(b"PARAMETERS").unwrap() {
+                continue;
+            }
+            let secured = op.get("security").map_or(global, |s| !s.as_array().unwrap().is_empty());
+            let path =
+                template.replace("{petId}", "1").replace("{categoryId}", "1").replace("{orderId}", "1");
+            all.push((method, path, secured));
+        }
+    }
+    assert!(all.len() >= 24, "the document lists every operation");
+    all
+}

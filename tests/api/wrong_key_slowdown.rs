@@ -14,7 +14,7 @@ use petstore::domain::Name;
 use petstore::store::Scope;
 use reqwest::Method;
 
-use crate::helpers::{KEY, Reply, TestApp, spawn_app_limited};
+use crate::support::{KEY, Reply, TestApp, spawn_app_limited};
 
 /// A clock the test moves by hand.
 #[derive(Clone)]
@@ -116,7 +116,7 @@ async fn every_operation_that_needs_a_key_answers_429_as_documented() {
     let (_hand, clock) = HandClock::new();
     let app = spawn_app_limited(clock, FailureLimit { max_failures: 1, window: WINDOW }).await;
     wrong(&app).await;
-    for (method, path, secured) in crate::auth::operations() {
+    for (method, path, secured) in crate::support::openapi::operations() {
         let request = app.anonymous(method.clone(), &path).bearer_auth("psk_wrong-0123456789abcdefghij");
         let reply = app.send(request.json(&serde_json::json!({}))).await;
         if secured {

@@ -13,7 +13,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 use tokio::sync::oneshot;
 
-use crate::schema;
+use super::openapi;
 
 pub const KEY: &str = "test-key-0123456789abcdefghijklmnop";
 /// A second operator key, for a second client of the same server.
@@ -144,7 +144,7 @@ impl TestApp {
         } else {
             Value::String(String::from_utf8_lossy(&bytes).into_owned())
         };
-        schema::check_response(&method, &path, status.as_u16(), &headers, &body);
+        openapi::check_response(&method, &path, status.as_u16(), &headers, &body);
         Reply { status, headers, body }
     }
 
