@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, ErrorCode as SqliteCode, OpenFlags};
 
-use super::connection::{self, SCHEMA_VERSION};
+use super::engine::{self, SCHEMA_VERSION};
 use crate::domain::Timestamp;
 use crate::error::{Error, Result};
 
@@ -212,7 +212,7 @@ fn stage(from: &Path, staged: &Path, target: &Path) -> Result<(), RestoreError> 
     {
         // The same opening the store does: a backup the migrations cannot bring up to
         // date is refused here, not on the next start of the shop.
-        let conn = connection::open_writer(staged).map_err(|e| damaged(e.to_string()))?;
+        let conn = engine::open_writer(staged).map_err(|e| damaged(e.to_string()))?;
         let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0)).map_err(|e| io(&e))?;
         if check != "ok" {
             return Err(damaged(format!("the restored copy fails its check: {check}")));

@@ -245,7 +245,7 @@ mod tests {
 
     use super::*;
     use crate::domain::{CategoryId, Name, NewPet, Page, PetFilter, PetId, PetPatch, PetSort, PetStatus};
-    use crate::store::{connection, pets};
+    use crate::store::{engine, pets};
 
     impl Bookmarks {
         fn kept(&self) -> usize {
@@ -256,7 +256,7 @@ mod tests {
     /// 1,500 pets over two categories and two statuses, with five names between them: a
     /// bookmark's name is shared by hundreds of pets, on both sides of it.
     fn shop(dir: &tempfile::TempDir) -> Connection {
-        let conn = connection::open_writer(&dir.path().join("marks.db")).unwrap();
+        let conn = engine::open_writer(&dir.path().join("marks.db")).unwrap();
         conn.execute_batch("BEGIN").unwrap();
         for name in ["Cats", "Dogs"] {
             conn.execute(

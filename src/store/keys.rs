@@ -198,7 +198,7 @@ impl Store {
     /// key revoked or rotated by another process (the CLI beside a running server) is
     /// refused from its next request on.
     pub async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
-        self.inner.readers.read_bounded(Snapshot::Latest, move |conn| find(conn, &hash)).await
+        self.inner.engine.read_bounded(Snapshot::Latest, move |conn| find(conn, &hash)).await
     }
 }
 

@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn the_pets_screens_list_is_read_from_one_index_alone_in_its_order() {
         let dir = tempfile::tempdir().unwrap();
-        let conn = super::super::connection::open_writer(&dir.path().join("plan.db")).unwrap();
+        let conn = super::super::engine::open_writer(&dir.path().join("plan.db")).unwrap();
         for sort in [PetSort::Name, PetSort::NameDesc] {
             let filter = PetFilter {
                 statuses: vec![PetStatus::Available],

@@ -11,13 +11,13 @@ use rusqlite_migration::{M, Migrations};
 use crate::error::{Error, Result};
 
 const MIGRATIONS: &[M<'static>] = &[
-    M::up(include_str!("../../migrations/0001_initial.sql")),
-    M::up(include_str!("../../migrations/0002_api_keys.sql")),
-    M::up(include_str!("../../migrations/0003_idempotency_keys.sql")),
-    M::up(include_str!("../../migrations/0004_pet_counts.sql")),
-    M::up(include_str!("../../migrations/0005_one_stock_index.sql")),
-    M::up(include_str!("../../migrations/0006_pets_list_covering_index.sql")),
-    M::up(include_str!("../../migrations/0007_pet_counts_version.sql")),
+    M::up(include_str!("../../../migrations/0001_initial.sql")),
+    M::up(include_str!("../../../migrations/0002_api_keys.sql")),
+    M::up(include_str!("../../../migrations/0003_idempotency_keys.sql")),
+    M::up(include_str!("../../../migrations/0004_pet_counts.sql")),
+    M::up(include_str!("../../../migrations/0005_one_stock_index.sql")),
+    M::up(include_str!("../../../migrations/0006_pets_list_covering_index.sql")),
+    M::up(include_str!("../../../migrations/0007_pet_counts_version.sql")),
 ];
 
 /// The schema version this binary writes (SQLite `user_version`).
@@ -63,7 +63,7 @@ const PAGE_SIZE: i64 = 2048;
 /// Cached statements per connection (a few KB each).
 const STATEMENT_CACHE: usize = 128;
 
-pub(super) fn open_writer(path: &Path) -> Result<Connection, OpenError> {
+pub(in crate::store) fn open_writer(path: &Path) -> Result<Connection, OpenError> {
     let unusable =
         |e: &dyn std::fmt::Display| OpenError::Unusable { path: path.to_path_buf(), reason: e.to_string() };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {

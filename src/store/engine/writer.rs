@@ -7,14 +7,15 @@
 //! of the group with the failure, so nothing is ever acknowledged that is not on disk.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread::{self, JoinHandle, ThreadId};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
+use super::checkpointer::{self, Nudge};
 use super::readers::Readers;
 use crate::error::{Error, Result};
 
@@ -90,7 +91,7 @@ impl<T: Send> Answer for Outcome<T> {
 impl Writer {
     /// Starts the writer thread with `conn`, the database's only write connection, and the
     /// checkpointer thread with `checkpoints`, a second connection to the same database,
-    /// which waits `pause` after each checkpoint (see [`CHECKPOINT_PAUSE`]). `readers` are
+    /// which waits `pause` after each checkpoint (see [`checkpointer::CHECKPOINT_PAUSE`]). `readers` are
     /// told of every commit before anyone is answered, and their idle snapshots are ended
     /// before every checkpoint (see `readers.rs`).
     pub fn start(
@@ -104,22 +105,15 @@ impl Writer {
         conn.pragma_update(None, "wal_autocheckpoint", 0)?;
         // Between checkpoints a burst of writes can grow the WAL to tens of MB; once it has
         // been copied back, SQLite cuts the file back to this when it starts over.
-        conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)?;
-        let (wake, woken) = mpsc::sync_channel(1);
-        let tail = Arc::new(AtomicBool::new(false));
-        let tail_left = tail.clone();
-        let checkpointed = readers.clone();
-        let checkpointer = thread::Builder::new()
-            .name("petstore-checkpoint".into())
-            .spawn(move || checkpoint(checkpoints, woken, &tail_left, pause, &checkpointed))
-            .map_err(Error::internal)?;
+        conn.pragma_update(None, "journal_size_limit", checkpointer::WAL_SIZE_LIMIT)?;
+        let (nudge, checkpointer) = checkpointer::start(checkpoints, pause, readers.clone())?;
         let (requests, queue) = mpsc::channel();
         let groups = Arc::new(AtomicU64::new(0));
         let counted = groups.clone();
         let told = readers.clone();
         let thread = thread::Builder::new()
             .name("petstore-writer".into())
-            .spawn(move || run(conn, queue, &counted, wake, &tail, &told))
+            .spawn(move || run(conn, queue, &counted, &nudge, &told))
             .map_err(Error::internal)?;
         let thread_id = thread.thread().id();
         Ok(Self {
@@ -210,8 +204,7 @@ fn run(
     mut conn: Connection,
     queue: mpsc::Receiver<Request>,
     groups: &AtomicU64,
-    checkpoint: mpsc::SyncSender<()>,
-    tail: &AtomicBool,
+    checkpoints: &Nudge,
     readers: &Readers,
 ) {
     let mut group: Vec<Box<dyn GroupedWrite>> = Vec::with_capacity(MAX_GROUP);
@@ -236,11 +229,7 @@ fn run(
             }
         }
         commit_group(&conn, &mut group, groups, readers);
-        if tail.swap(false, Ordering::Relaxed) {
-            copy_tail(&conn, readers);
-        }
-        // Full means a wake-up is already pending: that one checkpoint will cover this too.
-        let _ = checkpoint.try_send(());
+        checkpoints.committed(&conn, readers);
     }
     tracing::debug!(writes, groups = groups.load(Ordering::Relaxed), "the database writer stopped");
 }
@@ -291,79 +280,6 @@ fn commit_group(
     }
 }
 
-/// The WAL file's size kept after a checkpoint, in bytes.
-const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
-
-/// After a checkpoint, the least time before the next: commits meanwhile are copied back
-/// to the database file together, each page once however often it changed. Under a stream
-/// of orders a page changes many times in this long (at 100,000 pets, every page of the
-/// pets table about four times), and every copy saved is a random write less competing
-/// with the WAL's sync, which every commit waits for: 50 ms made orders 8 % slower.
-pub(super) const CHECKPOINT_PAUSE: Duration = Duration::from_millis(500);
-
-/// Copies committed pages from the WAL back into the database file whenever the writer
-/// has committed since the last time, until the writer stops. PASSIVE: it never blocks the
-/// writer or a reader, and copies what no reader still needs.
-///
-/// Alone, that never catches up with a steady stream of writes, and the WAL then grows for
-/// as long as the stream lasts: SQLite starts the WAL over only when a write transaction
-/// begins with every frame copied, and the writer commits more while the checkpointer
-/// copies. Under the orders benchmark the WAL grew by 250 MB a second, and writing into
-/// new file blocks took a quarter of the writer's time. So a checkpoint that leaves a tail
-/// (what was committed while it copied) asks the writer to copy that tail itself between
-/// two groups, with nothing committing meanwhile; the writer's next group then starts the
-/// WAL from its beginning, in file blocks already written. The tail is what was committed
-/// during one checkpoint (20-35 ms of orders at 16,000 a second), which the writer copied
-/// in 15-20 ms; the orders waiting meanwhile pay for it (their p99 rose from 8 to about
-/// 50 ms). It cannot run away: the longer the writer copies, the less it commits.
-fn checkpoint(
-    conn: Connection,
-    woken: mpsc::Receiver<()>,
-    tail: &AtomicBool,
-    pause: Duration,
-    readers: &Readers,
-) {
-    let mut wanted = woken.recv().is_ok();
-    while wanted {
-        // Its own count of frames left means nothing here: it sees the WAL as it was when
-        // it began, so it has always copied all of that (or a reader held some back).
-        match checkpoint_passive(&conn, readers) {
-            Ok(()) => tail.store(true, Ordering::Relaxed),
-            Err(e) => tracing::warn!(error = %e, "a checkpoint failed; the next commit will try again"),
-        }
-        // The pause, cut short when the writer stops (so that closing the store never
-        // waits for it). A commit during it asks for the next checkpoint at its end.
-        let end = Instant::now() + pause;
-        let mut committed = false;
-        wanted = loop {
-            match woken.recv_timeout(end.saturating_duration_since(Instant::now())) {
-                Ok(()) => committed = true,
-                Err(mpsc::RecvTimeoutError::Timeout) if committed => break true,
-                Err(mpsc::RecvTimeoutError::Timeout) => break woken.recv().is_ok(),
-                Err(mpsc::RecvTimeoutError::Disconnected) => break false,
-            }
-        };
-    }
-}
-
-/// The writer's part of a checkpoint: the frames the checkpointer left. A reader still on
-/// an older snapshot can keep some of them; the WAL then goes on, and the next tail is
-/// tried after the next checkpoint.
-fn copy_tail(conn: &Connection, readers: &Readers) {
-    if let Err(e) = checkpoint_passive(conn, readers) {
-        tracing::warn!(error = %e, "copying the WAL's tail failed; the next checkpoint will try again");
-    }
-    // Reads that began before the end of the copy hold on to frames of the WAL, which keeps
-    // the next group from starting it over; snapshots begun from now on hold none.
-    readers.renew();
-}
-
-/// Copies back what no snapshot still needs, once the idle connections' snapshots ended.
-fn checkpoint_passive(conn: &Connection, readers: &Readers) -> rusqlite::Result<()> {
-    readers.end_idle_snapshots();
-    conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
-}
-
 /// Runs `f` between `SAVEPOINT` and `RELEASE`; when it fails (or panics) only its own
 /// changes are rolled back, and the rest of the group goes on.
 fn in_savepoint<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
@@ -384,6 +300,9 @@ fn in_savepoint<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) 
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use super::super::checkpointer::CHECKPOINT_PAUSE;
     use super::*;
 
     fn writer(dir: &tempfile::TempDir) -> (Writer, Connection) {

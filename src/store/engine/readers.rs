@@ -43,7 +43,7 @@ const MAX_AGE: Duration = Duration::from_millis(5);
 
 /// Which snapshot a read runs in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Snapshot {
+pub(in crate::store) enum Snapshot {
     /// The connection's own while it is current (see the module's comment), else a new one.
     Kept,
     /// A new one, begun for this read: it sees every commit, another process's too.

@@ -1,0 +1,151 @@
+//! The SQLite engine room: the connections, the one writer and its group commit, the
+//! checkpointer, and the read connections with the snapshots they keep. The resource
+//! modules above it (`pets.rs`, `orders.rs`, `status_rules.rs`, paging, ...) hold the SQL
+//! of the shop and see only this interface:
+//!
+//! - [`Engine::read`]: a read in the connection's kept snapshot, on Tokio's blocking pool;
+//! - [`Engine::read_bounded`]: a read of a few index steps, at once on the calling task
+//!   when a connection is free (never waiting on a lock there; see `readers.rs`);
+//! - [`Engine::write`]: one write in its own savepoint of the writer's next group,
+//!   answered once the group is committed;
+//! - [`Engine::exclusive`]: the write connection alone, outside any transaction (seed,
+//!   key changes that run their own transaction);
+//! - [`Engine::subscribe`]: the committed changes, for whoever shows the data.
+//!
+//! A second engine (PostgreSQL) implements the same operations, so the resource modules'
+//! rules (status, stock, idempotency) are written once.
+//!
+//! # Performance ledger
+//!
+//! Each mechanism below is here because a measurement asked for it. "Paired runs" are
+//! runs with and without the mechanism alternated on the same machine within minutes
+//! (this VM's speed drifts by a tenth within a minute, so figures far apart say little).
+//! `make bench` (BENCHMARKS.md) holds the targets; a mechanism that no longer pays for
+//! itself should go.
+//!
+//! | mechanism | where | target it serves | measured gain | how to switch it off |
+//! | --- | --- | --- | --- | --- |
+//! | group commit: one writer thread applies every waiting write in its own savepoint of one transaction and syncs once | `writer.rs` | orders ≥ 10,000/s with `synchronous=FULL` | from one commit per order (the fsync ceiling, 3,000-4,000/s here) to 14,000-19,000/s | `MAX_GROUP = 1` in `writer.rs` |
+//! | `synchronous = FULL` | `connection.rs` | an acknowledged order survives a power cut | none: it costs throughput; group commit pays for it | never; the power-cut rounds (tests/crash) fail without it |
+//! | checkpoints by a thread of their own, at most every 500 ms | `checkpointer.rs` | orders/s, and their p99 | a checkpoint inside a commit was a tenth of the writer's time; a 50 ms pause made orders 8 % slower than 500 ms | `CHECKPOINT_PAUSE` |
+//! | the writer copies the WAL's tail between two groups, so the WAL starts over | `checkpointer.rs` | orders/s; the WAL's size | 16.7k/16.2k → 18.9k/17.2k orders/s; the WAL grew 1.6 GB in 8 s without it | remove `Nudge::committed`'s `copy_tail` |
+//! | reader connections keep their snapshot while nothing was committed (≤ 5 ms, for other processes) | `readers.rs` | GET /pets/{petId} ≥ 0.5 × the axum ceiling | a read by key 4.7 µs → 1.9 µs; +7..37 % req/s by id | `MAX_AGE = 0` |
+//! | idle snapshots end by a timer | `readers.rs` | another process's checkpoints can restart the WAL | correctness (a WAL that grew without bound), not speed | none: it is a fix |
+//! | bounded reads inline, others on the blocking pool | `readers.rs` | reads by key | a hop to the blocking pool and back cost as much as the read | call `read` for everything |
+//! | at most 8 reader connections, kept | `readers.rs` | reads under load, memory < 64 MB | no open/close churn (schema parse per connection) | `READERS` |
+//! | 2 KB pages for new databases | `connection.rs` | orders/s and their p99 | +27-35 % orders/s at 100,000 pets; p99 under disk stalls 80-950 → 30-150 ms | `PAGE_SIZE = 4096` |
+//! | query planner stability (QPSG) | `connection.rs` | pages of pets | a re-prepare per page was 16 % of a busy server's time | drop the `set_db_config` line |
+//! | 128 cached statements per connection | `connection.rs` | pages of pets | every list shape is a statement; 16 made busy connections parse again | `STATEMENT_CACHE` |
+//! | no memory statistics, no memory management in SQLite | `connection.rs`, `.cargo/config.toml` | reads by key on two cores | a process-wide mutex per allocation: 11 % of a busy server's time; +2.8/-1.5/+3.7/+3.6 % in paired runs | the flags in `.cargo/config.toml`, `without_memory_statistics` |
+//!
+//! The kept counts (`counts.rs`), the covering index of the Pets screen's list and the
+//! bookmarks into long lists (`bookmarks.rs`) are the schema's and the paging's, not the
+//! engine's; their figures are in their modules.
+
+mod checkpointer;
+mod connection;
+mod readers;
+#[cfg(target_os = "linux")]
+mod wal_writes;
+mod writer;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rusqlite::Connection;
+use tokio::sync::broadcast;
+
+pub(super) use connection::open_writer;
+pub use connection::{OpenError, SCHEMA_VERSION, migrations};
+pub(super) use readers::Snapshot;
+
+use super::Change;
+use crate::error::{Error, Result};
+
+pub(super) struct Engine {
+    path: PathBuf,
+    writer: writer::Writer,
+    readers: Arc<readers::Readers>,
+    changes: broadcast::Sender<Change>,
+}
+
+impl Engine {
+    /// Opens (creating if needed) and migrates the database at `path`. A database from a
+    /// newer version of Petstore, or another program's, is refused before anything is
+    /// written to it.
+    pub fn open(path: &Path) -> Result<Self, OpenError> {
+        let path = path.to_path_buf();
+        let conn = connection::open_writer(&path)?;
+        let unusable = |e: Error| OpenError::Unusable { path: path.clone(), reason: e.to_string() };
+        let checkpoints = connection::open_checkpointer(&path).map_err(unusable)?;
+        let readers = readers::Readers::new(path.clone());
+        let writer =
+            writer::Writer::start(conn, checkpoints, checkpointer::CHECKPOINT_PAUSE, readers.clone())
+                .map_err(unusable)?;
+        let (changes, _) = broadcast::channel(256);
+        Ok(Self { path, writer, readers, changes })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// How many group transactions the writer has committed since the engine started.
+    pub fn groups_committed(&self) -> u64 {
+        self.writer.groups_committed()
+    }
+
+    /// Committed changes, for whoever shows the data (the desktop window).
+    pub fn subscribe(&self) -> broadcast::Receiver<Change> {
+        self.changes.subscribe()
+    }
+
+    /// Runs `f` in `snapshot` on a read-only connection off the async runtime.
+    pub async fn read<T, F>(&self, snapshot: Snapshot, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        self.readers.read(snapshot, f).await
+    }
+
+    /// Runs `f`, a read of a few index steps, in `snapshot`, at once when it can (see
+    /// [`readers::Readers::read_bounded`]).
+    pub async fn read_bounded<T, F>(&self, snapshot: Snapshot, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        self.readers.read_bounded(snapshot, f).await
+    }
+
+    /// Runs `f` as one write in its own savepoint of the writer's next group; resolves
+    /// once that group is committed, then announces `change` if there is one. When `f`
+    /// fails, only its own changes are rolled back.
+    pub async fn write<T, F>(&self, change: Option<Change>, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let span = tracing::Span::current();
+        let answer = self.writer.grouped(move |conn| span.in_scope(|| f(conn)));
+        let value = answer.await.map_err(|_| writer::writer_gone())??;
+        if let Some(change) = change {
+            // Nobody listening is normal (the headless server); that is not an error.
+            let _ = self.changes.send(change);
+        }
+        Ok(value)
+    }
+
+    /// Runs `f` with the write connection to itself, outside any transaction, between two
+    /// groups.
+    pub async fn exclusive<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        let span = tracing::Span::current();
+        let answer = self.writer.exclusive(move |conn| span.in_scope(|| f(conn)));
+        answer.await.map_err(|_| writer::writer_gone())?
+    }
+}
