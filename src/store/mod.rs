@@ -30,7 +30,7 @@ use bookmarks::Bookmarks;
 use engine::{Engine, Snapshot};
 
 pub use backup::{RestoreError, Restored, restore};
-pub use engine::{OpenError, SCHEMA_VERSION, migrations};
+pub use engine::{OpenError, SCHEMA_VERSION, WriteAdmission, migrations};
 pub use idempotency::{IdempotencyKey, KEY_LIFETIME, Placed};
 pub use keys::{IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope, Secret};
 

@@ -7,7 +7,8 @@
 //! - [`Engine::read_bounded`]: a read of a few index steps, at once on the calling task
 //!   when a connection is free (never waiting on a lock there; see `readers.rs`);
 //! - [`Engine::write`]: one write in its own savepoint of the writer's next group,
-//!   answered once the group is committed;
+//!   answered once the group is committed; begun only while its request's
+//!   [`WriteAdmission`] is open (`admission.rs`);
 //! - [`Engine::exclusive`]: the write connection alone, outside any transaction (seed,
 //!   key changes that run their own transaction);
 //! - [`Engine::subscribe`]: the committed changes, for whoever shows the data.
@@ -42,6 +43,7 @@
 //! bookmarks into long lists (`bookmarks.rs`) are the schema's and the paging's, not the
 //! engine's; their figures are in their modules.
 
+mod admission;
 mod checkpointer;
 mod connection;
 mod readers;
@@ -55,6 +57,7 @@ use std::sync::Arc;
 use rusqlite::Connection;
 use tokio::sync::broadcast;
 
+pub use admission::WriteAdmission;
 pub(super) use connection::open_writer;
 pub use connection::{OpenError, SCHEMA_VERSION, migrations};
 pub(super) use readers::Snapshot;
@@ -128,7 +131,7 @@ impl Engine {
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
         let span = tracing::Span::current();
-        let answer = self.writer.grouped(move |conn| span.in_scope(|| f(conn)));
+        let answer = self.writer.grouped(WriteAdmission::current(), move |conn| span.in_scope(|| f(conn)));
         let value = answer.await.map_err(|_| writer::writer_gone())??;
         if let Some(change) = change {
             // Nobody listening is normal (the headless server); that is not an error.

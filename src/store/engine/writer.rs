@@ -15,6 +15,7 @@ use std::time::Duration;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
+use super::admission::WriteAdmission;
 use super::checkpointer::{self, Nudge};
 use super::readers::Readers;
 use crate::error::{Error, Result};
@@ -54,6 +55,8 @@ trait Answer: Send {
 
 struct Job<T, F> {
     f: F,
+    /// The admission of the request that sent it, if one did.
+    admission: Option<WriteAdmission>,
     reply: oneshot::Sender<Result<T>>,
 }
 
@@ -68,7 +71,10 @@ where
     F: FnOnce(&Connection) -> Result<T> + Send + 'static,
 {
     fn apply(self: Box<Self>, conn: &Connection) -> Box<dyn Answer> {
-        let Job { f, reply } = *self;
+        let Job { f, admission, reply } = *self;
+        if admission.is_some_and(|a| !a.begin()) {
+            return Box::new(Outcome { result: Err(request_over()), reply });
+        }
         Box::new(Outcome { result: in_savepoint(conn, f), reply })
     }
 
@@ -134,13 +140,14 @@ impl Writer {
 
     /// Runs `f` in a savepoint of the next group transaction; resolves once the group is
     /// committed (with `f`'s result) or has failed to commit (with that failure).
-    pub fn grouped<T, F>(&self, f: F) -> oneshot::Receiver<Result<T>>
+    /// A write whose request's `admission` is closed by then is not begun.
+    pub fn grouped<T, F>(&self, admission: Option<WriteAdmission>, f: F) -> oneshot::Receiver<Result<T>>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
-        self.send(Request::Grouped(Box::new(Job { f, reply })));
+        self.send(Request::Grouped(Box::new(Job { f, admission, reply })));
         answer
     }
 
@@ -194,6 +201,11 @@ pub(super) fn writer_gone() -> Error {
 
 fn rolled_back() -> Error {
     Error::internal("the transaction was rolled back by the database")
+}
+
+/// Nobody waits for this answer: the request's edge answered it already.
+fn request_over() -> Error {
+    Error::internal("the request was over before its write began")
 }
 
 fn panicked() -> Error {
@@ -349,8 +361,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (writer, check) = writer(&dir);
         let (first, release) = hold(&writer);
-        let answers: Vec<_> = [1, -1, 2, 3].into_iter().map(|v| writer.grouped(insert(v))).collect();
-        let panics = writer.grouped(|conn: &Connection| -> Result<()> {
+        let answers: Vec<_> = [1, -1, 2, 3].into_iter().map(|v| writer.grouped(None, insert(v))).collect();
+        let panics = writer.grouped(None, |conn: &Connection| -> Result<()> {
             conn.execute("INSERT INTO t (v) VALUES (99)", [])?;
             panic!("a bug in one write");
         });
@@ -367,11 +379,38 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_write_whose_request_is_over_before_it_begins_is_not_applied() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, check) = writer(&dir);
+        let (first, release) = hold(&writer);
+        let timed_out = WriteAdmission::new();
+        let queued = writer.grouped(Some(timed_out.clone()), insert(1));
+        let other = writer.grouped(Some(WriteAdmission::new()), insert(2));
+        assert!(!timed_out.close(), "it was still queued behind the held writer");
+        release.send(()).unwrap();
+        first.await.unwrap().unwrap();
+
+        assert_eq!(queued.await.unwrap(), Err(request_over()));
+        assert_eq!(other.await.unwrap(), Ok(2));
+        assert_eq!(values(&check), vec![2], "only the write whose request was still open ran");
+    }
+
+    #[tokio::test]
+    async fn a_request_closed_after_its_write_began_is_told_it_may_have_been_applied() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, check) = writer(&dir);
+        let admission = WriteAdmission::new();
+        assert_eq!(writer.grouped(Some(admission.clone()), insert(7)).await.unwrap(), Ok(7));
+        assert!(admission.close());
+        assert_eq!(values(&check), vec![7]);
+    }
+
+    #[tokio::test]
     async fn an_answer_comes_only_after_its_commit() {
         let dir = tempfile::tempdir().unwrap();
         let (writer, check) = writer(&dir);
         for v in 0..20 {
-            assert_eq!(writer.grouped(insert(v)).await.unwrap(), Ok(v));
+            assert_eq!(writer.grouped(None, insert(v)).await.unwrap(), Ok(v));
             // Another connection sees it at once: answered means committed.
             assert_eq!(values(&check).len() as i64, v + 1);
         }
@@ -382,12 +421,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (writer, _check) = writer(&dir);
         let (first, release) = hold(&writer);
-        let before = writer.grouped(insert(1));
+        let before = writer.grouped(None, insert(1));
         let alone = writer.exclusive(|conn: &mut Connection| {
             assert!(conn.is_autocommit(), "exclusive work runs outside any transaction");
             Ok(conn.query_row("SELECT count(*) FROM t", [], |r| r.get::<_, i64>(0))?)
         });
-        let after = writer.grouped(insert(2));
+        let after = writer.grouped(None, insert(2));
         release.send(()).unwrap();
         first.await.unwrap().unwrap();
         assert_eq!(before.await.unwrap(), Ok(1));
@@ -399,7 +438,7 @@ mod tests {
     async fn dropping_the_writer_finishes_what_was_sent() {
         let dir = tempfile::tempdir().unwrap();
         let (writer, check) = writer(&dir);
-        let answers: Vec<_> = (0..50).map(|v| writer.grouped(insert(v))).collect();
+        let answers: Vec<_> = (0..50).map(|v| writer.grouped(None, insert(v))).collect();
         drop(writer);
         assert_eq!(values(&check).len(), 50, "the drop waited for every write sent");
         assert!(futures_join(answers).await.iter().all(Result::is_ok));
@@ -410,7 +449,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (writer, _check) = writer(&dir);
         for v in 0..100 {
-            writer.grouped(insert(v)).await.unwrap().unwrap();
+            writer.grouped(None, insert(v)).await.unwrap().unwrap();
         }
         // The writer never checkpoints (wal_autocheckpoint = 0); the rows reach the main
         // file only through the checkpointer. A copy of that file alone must hold them.
@@ -464,7 +503,7 @@ mod tests {
                 let writer = writer.clone();
                 tokio::spawn(async move {
                     for v in 0..250 {
-                        writer.grouped(insert(caller * 1000 + v)).await.unwrap().unwrap();
+                        writer.grouped(None, insert(caller * 1000 + v)).await.unwrap().unwrap();
                     }
                 })
             })
