@@ -17,6 +17,7 @@ use tokio::sync::oneshot;
 
 use super::admission::WriteAdmission;
 use super::checkpointer::{self, Nudge};
+use super::connection;
 use super::readers::Readers;
 use crate::error::{Error, Result};
 
@@ -44,8 +45,17 @@ enum Request {
 
 /// A write waiting for its group: it can be applied, or refused without running.
 trait GroupedWrite: Send {
-    fn apply(self: Box<Self>, conn: &Connection) -> Box<dyn Answer>;
+    fn apply(self: Box<Self>, conn: &Connection) -> Applied;
     fn refuse(self: Box<Self>, error: Error);
+}
+
+/// What applying a write left: its answer, and whether the group can still commit.
+struct Applied {
+    answer: Box<dyn Answer>,
+    /// The write's savepoint could not be ended (`ROLLBACK TO` or `RELEASE` failed), so
+    /// what it changed cannot be told apart from the rest of the group, which must not
+    /// commit.
+    broke_group: Option<Error>,
 }
 
 /// An applied write's result, held back until its group's commit has succeeded or failed.
@@ -70,12 +80,17 @@ where
     T: Send + 'static,
     F: FnOnce(&Connection) -> Result<T> + Send + 'static,
 {
-    fn apply(self: Box<Self>, conn: &Connection) -> Box<dyn Answer> {
+    fn apply(self: Box<Self>, conn: &Connection) -> Applied {
         let Job { f, admission, reply } = *self;
-        if admission.is_some_and(|a| !a.begin()) {
-            return Box::new(Outcome { result: Err(request_over()), reply });
-        }
-        Box::new(Outcome { result: in_savepoint(conn, f), reply })
+        let (result, broke_group) = if admission.is_some_and(|a| !a.begin()) {
+            (Err(request_over()), None)
+        } else {
+            match in_savepoint(conn, f) {
+                Ok(result) => (result, None),
+                Err(broken) => (Err(broken.clone()), Some(broken)),
+            }
+        };
+        Applied { answer: Box::new(Outcome { result, reply }), broke_group }
     }
 
     fn refuse(self: Box<Self>, error: Error) {
@@ -106,12 +121,7 @@ impl Writer {
         pause: Duration,
         readers: Arc<Readers>,
     ) -> Result<Self> {
-        // Checkpoints are the checkpointer's: one in the middle of a commit would make
-        // every write of that group wait for it (a tenth of the writer's time under load).
-        conn.pragma_update(None, "wal_autocheckpoint", 0)?;
-        // Between checkpoints a burst of writes can grow the WAL to tens of MB; once it has
-        // been copied back, SQLite cuts the file back to this when it starts over.
-        conn.pragma_update(None, "journal_size_limit", checkpointer::WAL_SIZE_LIMIT)?;
+        for_writing(&conn)?;
         let (nudge, checkpointer) = checkpointer::start(checkpoints, pause, readers.clone())?;
         let (requests, queue) = mpsc::channel();
         let groups = Arc::new(AtomicU64::new(0));
@@ -232,7 +242,7 @@ fn run(
                 }
                 Request::Exclusive(work) => {
                     // In arrival order: the group before it is committed first.
-                    commit_group(&conn, &mut group, groups, readers);
+                    commit_group(&mut conn, &mut group, groups, readers);
                     work(&mut conn);
                 }
             }
@@ -240,7 +250,7 @@ fn run(
                 next = queue.try_recv().ok();
             }
         }
-        commit_group(&conn, &mut group, groups, readers);
+        commit_group(&mut conn, &mut group, groups, readers);
         checkpoints.committed(&conn, readers);
     }
     tracing::debug!(writes, groups = groups.load(Ordering::Relaxed), "the database writer stopped");
@@ -249,7 +259,7 @@ fn run(
 /// Applies every write of `group` in one `BEGIN IMMEDIATE` transaction and commits it,
 /// then answers each write.
 fn commit_group(
-    conn: &Connection,
+    conn: &mut Connection,
     group: &mut Vec<Box<dyn GroupedWrite>>,
     groups: &AtomicU64,
     readers: &Readers,
@@ -265,23 +275,33 @@ fn commit_group(
         return;
     }
     let mut answers = Vec::with_capacity(group.len());
+    let mut broken = None;
     for write in group.drain(..) {
         // A failure that SQLite answers by rolling back the whole transaction (a full
         // disk, an I/O error) ends it under the savepoints: nothing of the group is kept,
-        // and the writes still waiting must not run outside a transaction.
+        // and the writes still waiting must not run outside a transaction. A savepoint
+        // that could not be ended leaves the group unable to commit: the rest is refused.
         if conn.is_autocommit() {
             write.refuse(rolled_back());
+        } else if let Some(error) = &broken {
+            write.refuse(Error::clone(error));
         } else {
-            answers.push(write.apply(conn));
+            let applied = write.apply(conn);
+            broken = applied.broke_group;
+            answers.push(applied.answer);
         }
     }
-    let commit = if conn.is_autocommit() {
-        Err(rolled_back())
-    } else {
-        conn.execute_batch("COMMIT").map_err(|e| {
-            let _ = conn.execute_batch("ROLLBACK");
+    let commit = match broken {
+        _ if conn.is_autocommit() => Err(rolled_back()),
+        Some(error) => {
+            tracing::error!(%error, writes = answers.len(), "a write's savepoint could not be ended; its whole group is rolled back");
+            roll_back(conn);
+            Err(error)
+        }
+        None => conn.execute_batch("COMMIT").map_err(|e| {
+            roll_back(conn);
             Error::from(e)
-        })
+        }),
     };
     if commit.is_ok() {
         groups.fetch_add(1, Ordering::Relaxed);
@@ -293,21 +313,58 @@ fn commit_group(
 }
 
 /// Runs `f` between `SAVEPOINT` and `RELEASE`; when it fails (or panics) only its own
-/// changes are rolled back, and the rest of the group goes on.
-fn in_savepoint<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+/// changes are rolled back, and the rest of the group goes on. The outer error says that
+/// the savepoint could not be ended, so that what `f` changed is still in the group's
+/// transaction whatever `f` answered: the group must then be rolled back whole.
+fn in_savepoint<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<Result<T>> {
     // Cached: parsing these anew for every write was a tenth of the writer's time.
     let run = |sql: &str| -> Result<()> { Ok(conn.prepare_cached(sql)?.execute([]).map(drop)?) };
-    run("SAVEPOINT grouped_write")?;
+    if let Err(e) = run("SAVEPOINT grouped_write") {
+        // Nothing of `f` ran: only this write fails.
+        return Ok(Err(e));
+    }
     let result = catch_unwind(AssertUnwindSafe(|| f(conn))).unwrap_or_else(|_| Err(panicked()));
     if conn.is_autocommit() {
         // The whole transaction is gone (see commit_group), and the savepoint with it.
-        return result;
+        return Ok(result);
     }
     if result.is_err() {
         run("ROLLBACK TO grouped_write")?;
     }
     run("RELEASE grouped_write")?;
-    result
+    Ok(result)
+}
+
+/// Rolls the group's transaction back. Should even that fail, the connection is left
+/// inside a transaction that no later group may join: it is reopened.
+fn roll_back(conn: &mut Connection) {
+    if conn.execute_batch("ROLLBACK").is_ok() || conn.is_autocommit() {
+        return;
+    }
+    tracing::error!("the writer's connection could not roll back its transaction; it is reopened");
+    match reopen(conn) {
+        Ok(fresh) => *conn = fresh,
+        Err(e) => tracing::error!(error = %e, "the writer's connection could not be reopened"),
+    }
+}
+
+/// A new write connection to the same database, set up as [`Writer::start`] sets the first.
+fn reopen(conn: &Connection) -> Result<Connection> {
+    let path = conn.path().ok_or_else(|| Error::internal("the writer's database has no path"))?;
+    let fresh = connection::open_writer(std::path::Path::new(path)).map_err(Error::internal)?;
+    for_writing(&fresh)?;
+    Ok(fresh)
+}
+
+/// The writer connection's own settings.
+fn for_writing(conn: &Connection) -> Result<()> {
+    // Checkpoints are the checkpointer's: one in the middle of a commit would make every
+    // write of that group wait for it (a tenth of the writer's time under load).
+    conn.pragma_update(None, "wal_autocheckpoint", 0)?;
+    // Between checkpoints a burst of writes can grow the WAL to tens of MB; once it has
+    // been copied back, SQLite cuts the file back to this when it starts over.
+    conn.pragma_update(None, "journal_size_limit", checkpointer::WAL_SIZE_LIMIT)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -403,6 +460,40 @@ mod tests {
         assert_eq!(writer.grouped(Some(admission.clone()), insert(7)).await.unwrap(), Ok(7));
         assert!(admission.close());
         assert_eq!(values(&check), vec![7]);
+    }
+
+    /// A write that ends its own savepoint (a bug, but one the writer must survive): the
+    /// writer's `ROLLBACK TO` or `RELEASE` then fails with what it changed still in the
+    /// group's transaction, which therefore must not commit.
+    fn releases_its_savepoint(v: i64, answer: Result<i64>) -> impl FnOnce(&Connection) -> Result<i64> + Send {
+        move |conn| {
+            conn.execute("INSERT INTO t (v) VALUES (?1)", [v])?;
+            conn.execute_batch("RELEASE grouped_write")?;
+            answer
+        }
+    }
+
+    #[tokio::test]
+    async fn a_savepoint_that_cannot_be_ended_rolls_back_its_whole_group_and_answers_every_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let (writer, check) = writer(&dir);
+        for answer in [Err(Error::validation("refused")), Ok(10)] {
+            let (first, release) = hold(&writer);
+            let before = writer.grouped(None, insert(1));
+            let broken = writer.grouped(None, releases_its_savepoint(10, answer));
+            let after = writer.grouped(None, insert(2));
+            release.send(()).unwrap();
+            first.await.unwrap().unwrap();
+
+            let results = futures_join(vec![before, broken, after]).await;
+            assert!(
+                results.iter().all(Result::is_err),
+                "every write of the group is told it failed: {results:?}"
+            );
+            assert_eq!(values(&check), Vec::<i64>::new(), "nothing of the group was committed");
+        }
+        assert_eq!(writer.grouped(None, insert(3)).await.unwrap(), Ok(3), "the next group commits as usual");
+        assert_eq!(values(&check), vec![3]);
     }
 
     #[tokio::test]
