@@ -43,4 +43,22 @@ describe('Categories screen', () => {
       expect(b.argsOf('replace_category')).toEqual([{ id: 1, category: { name: 'Hounds', description: null } }]),
     );
   });
+
+  it('after deleting the only row of the last page, shows the page that is last now', async () => {
+    let all = Array.from({ length: 26 }, (_, i) => category(i + 1, `C${i + 1}`));
+    const b = mockBackend({
+      list_categories: ({ page }) => paged(all.slice(page.offset, page.offset + page.limit), all.length),
+      delete_category: ({ id }) => {
+        all = all.filter((c) => c.id !== id);
+        return null;
+      },
+    });
+    render(CategoriesScreen);
+    await userEvent.click(await screen.findByTestId('pager-last'));
+    await userEvent.click(await screen.findByTestId('delete-category-26'));
+    await userEvent.click(screen.getByTestId('confirm'));
+    await screen.findByTestId('category-row-1');
+    expect(screen.getByTestId('pager-range')).toHaveTextContent('1–25 of 25');
+    expect(b.argsOf('list_categories').map((a) => a.page.offset)).toEqual([0, 25, 25, 0]);
+  });
 });

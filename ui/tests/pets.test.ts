@@ -82,6 +82,21 @@ describe('Pets screen', () => {
     await waitFor(() => expect(tableQueries(b).at(-1)).toMatchObject({ offset: 25, limit: 25 }));
   });
 
+  it('a new filter starts again at the first page', async () => {
+    const many = Array.from({ length: 25 }, (_, i) => pet(i + 1, `Pet ${i + 1}`));
+    const b = mockBackend({
+      list_pets: ({ query }) => paged(query.limit === 1 ? [] : many, 1234),
+      list_categories: () => paged([]),
+    });
+    render(PetsScreen);
+    await screen.findByTestId('pet-row-1');
+    await userEvent.click(screen.getByTestId('pager-next'));
+    await waitFor(() => expect(tableQueries(b).at(-1)).toMatchObject({ offset: 25 }));
+    await userEvent.click(screen.getByTestId('filter-sold'));
+    await waitFor(() => expect(tableQueries(b).at(-1)).toMatchObject({ statuses: ['sold'], offset: 0 }));
+    expect(tableQueries(b)).toHaveLength(3);
+  });
+
   it('jumps to the last and back to the first page of a million pets in one request each', async () => {
     const TOTAL = 1_000_000;
     const b = mockBackend({
