@@ -77,7 +77,7 @@ async fn everything(app: &TestApp) -> Vec<Value> {
     for path in
         ["/pets", "/categories", "/store/orders", "/store/inventory", "/store/inventory/1/adjustments"]
     {
-        all.push(app.get(path).await.body);
+        all.push(app.get(path).await.expect_status(200).body);
     }
     all
 }

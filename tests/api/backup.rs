@@ -207,17 +207,10 @@ async fn killed_with_a_wal() -> Killed {
     let (mut server, port) = spawn_server(&db);
     let http = reqwest::Client::new();
     let base = format!("http://127.0.0.1:{port}");
-    let pet: serde_json::Value = http
-        .post(format!("{base}/pets"))
-        .bearer_auth(KEY)
-        .json(&json!({ "name": "Rex" }))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let pet = pet["id"].as_i64().unwrap();
+    let created = http.post(format!("{base}/pets")).bearer_auth(KEY).json(&json!({ "name": "Rex" }));
+    let created = created.send().await.unwrap();
+    assert_eq!(created.status(), 201);
+    let pet = created.json::<serde_json::Value>().await.unwrap()["id"].as_i64().unwrap();
     let put =
         http.put(format!("{base}/store/inventory/{pet}")).bearer_auth(KEY).json(&json!({ "quantity": 100 }));
     assert_eq!(put.send().await.unwrap().status(), 200);

@@ -6,7 +6,7 @@ use crate::support::spawn_app;
 async fn setting_stock_moves_the_status_both_ways() {
     let app = spawn_app().await;
     let pet = app.pet_with_stock("Rex", 0).await;
-    app.patch(&format!("/pets/{pet}"), json!({ "status": "sold" })).await;
+    app.patch(&format!("/pets/{pet}"), json!({ "status": "sold" })).await.expect_status(200);
 
     let up = app.put(&format!("/store/inventory/{pet}"), json!({ "quantity": 4 })).await;
     assert_eq!((up.body["status"].as_str(), up.body["quantity"].as_i64()), (Some("available"), Some(4)));
@@ -14,9 +14,9 @@ async fn setting_stock_moves_the_status_both_ways() {
     let down = app.put(&format!("/store/inventory/{pet}"), json!({ "quantity": 0 })).await;
     assert_eq!(down.body["status"], "sold", "no open orders, so the pet is sold");
 
-    app.put(&format!("/store/inventory/{pet}"), json!({ "quantity": 1 })).await;
-    app.post("/store/orders", json!({ "petId": pet })).await;
-    app.put(&format!("/store/inventory/{pet}"), json!({ "quantity": 2 })).await;
+    app.put(&format!("/store/inventory/{pet}"), json!({ "quantity": 1 })).await.expect_status(200);
+    app.post("/store/orders", json!({ "petId": pet })).await.expect_status(201);
+    app.put(&format!("/store/inventory/{pet}"), json!({ "quantity": 2 })).await.expect_status(200);
     let with_open_order = app.put(&format!("/store/inventory/{pet}"), json!({ "quantity": 0 })).await;
     assert_eq!(with_open_order.body["status"], "pending");
 }
@@ -31,7 +31,8 @@ async fn adjustments_keep_an_audit_trail_newest_first() {
     assert_eq!(added.status, 200);
     assert_eq!(added.body["quantity"], 7);
     app.post(&format!("/store/inventory/{pet}/adjustments"), json!({ "delta": -1, "reason": "broken cage" }))
-        .await;
+        .await
+        .expect_status(200);
 
     let trail = app.get(&format!("/store/inventory/{pet}/adjustments")).await;
     assert_eq!(trail.header("x-total-count"), "3", "the initial count is in the trail too");

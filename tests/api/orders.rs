@@ -19,7 +19,7 @@ async fn an_order_reserves_stock_and_the_last_one_makes_the_pet_pending() {
     assert_eq!(first.body["complete"], false);
     assert_eq!(status_of(&app, pet).await, ("available".into(), 1));
 
-    app.post("/store/orders", json!({ "petId": pet })).await;
+    app.post("/store/orders", json!({ "petId": pet })).await.expect_status(201);
     assert_eq!(status_of(&app, pet).await, ("pending".into(), 0));
 
     let refused = app.post("/store/orders", json!({ "petId": pet })).await;
@@ -41,8 +41,8 @@ async fn ordering_more_than_the_stock_conflicts() {
 async fn completing_the_last_open_order_sells_the_pet() {
     let app = spawn_app().await;
     let pet = app.pet_with_stock("Rex", 2).await;
-    let a = app.post("/store/orders", json!({ "petId": pet })).await.body["id"].clone();
-    let b = app.post("/store/orders", json!({ "petId": pet })).await.body["id"].clone();
+    let a = app.post("/store/orders", json!({ "petId": pet })).await.expect_status(201).body["id"].clone();
+    let b = app.post("/store/orders", json!({ "petId": pet })).await.expect_status(201).body["id"].clone();
 
     let done = app.patch(&format!("/store/orders/{a}"), json!({ "complete": true })).await;
     assert_eq!(done.body["complete"], true);
@@ -50,7 +50,8 @@ async fn completing_the_last_open_order_sells_the_pet() {
     assert_eq!(status_of(&app, pet).await.0, "pending", "an order is still open");
 
     app.patch(&format!("/store/orders/{b}"), json!({ "complete": true, "shipDate": "2026-12-01T09:00:00Z" }))
-        .await;
+        .await
+        .expect_status(200);
     assert_eq!(status_of(&app, pet).await.0, "sold");
     assert_eq!(app.get(&format!("/store/orders/{b}")).await.body["shipDate"], "2026-12-01T09:00:00Z");
 }
@@ -59,7 +60,8 @@ async fn completing_the_last_open_order_sells_the_pet() {
 async fn cancelling_returns_the_stock_and_makes_the_pet_available() {
     let app = spawn_app().await;
     let pet = app.pet_with_stock("Rex", 1).await;
-    let order = app.post("/store/orders", json!({ "petId": pet })).await.body["id"].clone();
+    let order =
+        app.post("/store/orders", json!({ "petId": pet })).await.expect_status(201).body["id"].clone();
     assert_eq!(status_of(&app, pet).await, ("pending".into(), 0));
 
     assert_eq!(app.delete(&format!("/store/orders/{order}")).await.status, 204);
@@ -71,7 +73,7 @@ async fn cancelling_returns_the_stock_and_makes_the_pet_available() {
 async fn a_completed_order_can_neither_change_nor_be_cancelled() {
     let app = spawn_app().await;
     let pet = app.pet_with_stock("Rex", 5).await;
-    let order = app.post("/store/orders", json!({ "petId": pet, "complete": true })).await;
+    let order = app.post("/store/orders", json!({ "petId": pet, "complete": true })).await.expect_status(201);
     assert_eq!(order.body["complete"], true, "a counter sale is completed at once");
     let id = &order.body["id"];
 
@@ -86,7 +88,8 @@ async fn a_completed_order_can_neither_change_nor_be_cancelled() {
 async fn a_counter_sale_of_the_last_stock_sells_the_pet() {
     let app = spawn_app().await;
     let pet = app.pet_with_stock("Goldie", 1).await;
-    app.post("/store/orders", json!({ "petId": pet, "complete": true })).await;
+    let sale = app.post("/store/orders", json!({ "petId": pet, "complete": true })).await.expect_status(201);
+    assert_eq!(sale.body["complete"], true);
     assert_eq!(status_of(&app, pet).await, ("sold".into(), 0));
 }
 
@@ -94,14 +97,14 @@ async fn a_counter_sale_of_the_last_stock_sells_the_pet() {
 async fn changing_the_quantity_moves_stock_both_ways() {
     let app = spawn_app().await;
     let pet = app.pet_with_stock("Rex", 3).await;
-    let id = app.post("/store/orders", json!({ "petId": pet })).await.body["id"].clone();
+    let id = app.post("/store/orders", json!({ "petId": pet })).await.expect_status(201).body["id"].clone();
 
-    app.patch(&format!("/store/orders/{id}"), json!({ "quantity": 3 })).await;
+    app.patch(&format!("/store/orders/{id}"), json!({ "quantity": 3 })).await.expect_status(200);
     assert_eq!(status_of(&app, pet).await, ("pending".into(), 0));
     let too_many = app.patch(&format!("/store/orders/{id}"), json!({ "quantity": 4 })).await;
     assert_eq!(too_many.code(), "insufficient_stock");
 
-    app.patch(&format!("/store/orders/{id}"), json!({ "quantity": 1 })).await;
+    app.patch(&format!("/store/orders/{id}"), json!({ "quantity": 1 })).await.expect_status(200);
     assert_eq!(status_of(&app, pet).await, ("available".into(), 2));
 }
 
@@ -110,9 +113,10 @@ async fn orders_list_newest_first_with_filters() {
     let app = spawn_app().await;
     let rex = app.pet_with_stock("Rex", 5).await;
     let tom = app.pet_with_stock("Tom", 5).await;
-    app.post("/store/orders", json!({ "petId": rex })).await;
-    app.post("/store/orders", json!({ "petId": tom, "complete": true })).await;
-    let newest = app.post("/store/orders", json!({ "petId": rex })).await.body["id"].clone();
+    app.post("/store/orders", json!({ "petId": rex })).await.expect_status(201);
+    app.post("/store/orders", json!({ "petId": tom, "complete": true })).await.expect_status(201);
+    let newest =
+        app.post("/store/orders", json!({ "petId": rex })).await.expect_status(201).body["id"].clone();
 
     let all = app.get("/store/orders").await;
     assert_eq!(all.header("x-total-count"), "3");
@@ -138,7 +142,8 @@ async fn returning_units_that_would_overflow_the_stock_is_refused_and_changes_no
     // that order's units back must be a clear refusal, not a CHECK constraint's 500.
     let app = spawn_app().await;
     let pet = app.pet_with_stock("Rex", 10_000).await;
-    let order = app.post("/store/orders", json!({ "petId": pet, "quantity": 10_000 })).await;
+    let order =
+        app.post("/store/orders", json!({ "petId": pet, "quantity": 10_000 })).await.expect_status(201);
     let path = format!("/store/orders/{}", order.body["id"]);
     assert_eq!(
         app.put(&format!("/store/inventory/{pet}"), json!({ "quantity": 1_000_000 })).await.status,

@@ -28,7 +28,7 @@ async fn the_list_filters_sorts_and_pages() {
         let reply = app.post("/pets", json!({ "name": name, "status": status, "categoryId": dogs })).await;
         assert_eq!(reply.status, 201);
     }
-    app.post("/pets", json!({ "name": "Nemo" })).await;
+    app.post("/pets", json!({ "name": "Nemo" })).await.expect_status(201);
 
     let all = app.get("/pets").await;
     assert_eq!(all.header("x-total-count"), "5");
@@ -110,7 +110,7 @@ async fn deleting_a_pet_without_orders_works_and_with_orders_conflicts() {
     assert_eq!(app.delete(&format!("/pets/{lonely}")).await.code(), "not_found");
 
     let sold = app.pet_with_stock("Sold", 1).await;
-    app.post("/store/orders", json!({ "petId": sold })).await;
+    app.post("/store/orders", json!({ "petId": sold })).await.expect_status(201);
     let reply = app.delete(&format!("/pets/{sold}")).await;
     assert_eq!(reply.status, 409);
     assert_eq!(reply.code(), "pet_has_orders");

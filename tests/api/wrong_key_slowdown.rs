@@ -99,7 +99,7 @@ async fn missing_keys_and_revoked_keys_count_as_they_should() {
 async fn each_client_address_is_counted_on_its_own() {
     let (_hand, clock) = HandClock::new();
     let app = spawn_app_limited(clock, FailureLimit { max_failures: 1, window: WINDOW }).await;
-    wrong(&app).await;
+    assert_eq!(wrong(&app).await.status, 401, "the first wrong key is only refused");
     assert_eq!(wrong(&app).await.status, 429);
 
     // 127.0.0.2 is loopback too, but another client.
@@ -115,7 +115,7 @@ async fn each_client_address_is_counted_on_its_own() {
 async fn every_operation_that_needs_a_key_answers_429_as_documented() {
     let (_hand, clock) = HandClock::new();
     let app = spawn_app_limited(clock, FailureLimit { max_failures: 1, window: WINDOW }).await;
-    wrong(&app).await;
+    assert_eq!(wrong(&app).await.status, 401, "the first wrong key is only refused");
     for (method, path, secured) in crate::support::openapi::operations() {
         let request = app.anonymous(method.clone(), &path).bearer_auth("psk_wrong-0123456789abcdefghij");
         let reply = app.send(request.json(&serde_json::json!({}))).await;

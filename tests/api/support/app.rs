@@ -46,6 +46,15 @@ impl Reply {
     pub fn code(&self) -> &str {
         self.body["code"].as_str().unwrap_or("")
     }
+
+    /// The reply, after asserting its status (with the body in the message). For a test's
+    /// setup steps: one that went wrong fails where it happened, instead of leaving the
+    /// test to check something other than what it says.
+    #[track_caller]
+    pub fn expect_status(self, status: u16) -> Self {
+        assert_eq!(self.status.as_u16(), status, "{:?}", self.body);
+        self
+    }
 }
 
 pub async fn spawn_app() -> TestApp {
