@@ -9,6 +9,10 @@
 //! key any more: the key goes to the file, with the reason shown, rather than being lost.
 //! Every keyring call runs on its own thread with a time limit, because a Secret Service
 //! may show an unlock prompt that nobody answers, and the shop must still open.
+//!
+//! The key is kept together with the origin (scheme, host, port) it was saved for, in the
+//! same entry or file, so that the two are written at once and a crash cannot pair a key
+//! with another server's address. The app sends the saved key only to that origin.
 
 use std::fs;
 use std::io::{ErrorKind, Write};
@@ -39,6 +43,91 @@ pub enum RemoteKeyStorage {
     Keyring,
     /// A file in the data directory that only the user may read.
     File,
+}
+
+/// The saved remote key and where it may be sent.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SavedKey {
+    pub key: String,
+    pub origin: KeyOrigin,
+}
+
+/// Where a saved key may be sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyOrigin {
+    /// Only to this origin, as [`origin_of`] writes it (`https://shop-server.lan:8787`).
+    Only(String),
+    /// Nowhere: a key an older version kept with no server address beside it. It is sent
+    /// nowhere until it is typed again with an address.
+    Nowhere,
+    /// Not recorded: what versions before origins were recorded kept (the bare key). The
+    /// app ties such a key to an origin as soon as it reads it (see `shell.rs`).
+    Unrecorded,
+}
+
+/// Written by hand so the key can never show up in a log line or a panic message.
+impl std::fmt::Debug for SavedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SavedKey").field("key", &"<redacted>").field("origin", &self.origin).finish()
+    }
+}
+
+/// The origin of a server address (scheme, host and port, the default port left out), or
+/// `None` if it is not an http(s) URL with a host. Two addresses with the same origin reach
+/// the same server over the same protocol; a path below it does not matter.
+pub fn origin_of(address: &str) -> Option<String> {
+    let url = tauri::Url::parse(address.trim()).ok()?;
+    // Any other scheme has an opaque origin ("null"), which would equal every other one.
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return None;
+    }
+    Some(url.origin().ascii_serialization())
+}
+
+/// How a key and its origin are kept: `origin=<origin>` (empty for [`KeyOrigin::Nowhere`])
+/// and `key=<key>` on two lines. A key can never hold a line break (it goes in an HTTP
+/// header), so text with none is a bare key from an older version; and an older version
+/// that reads this text cannot send it, for the same reason, so a downgrade never sends it
+/// anywhere either.
+const ORIGIN_LINE: &str = "origin=";
+const KEY_LINE: &str = "key=";
+
+impl SavedKey {
+    fn encode(&self) -> String {
+        match &self.origin {
+            KeyOrigin::Only(origin) => format!("{ORIGIN_LINE}{origin}\n{KEY_LINE}{}", self.key),
+            KeyOrigin::Nowhere => format!("{ORIGIN_LINE}\n{KEY_LINE}{}", self.key),
+            KeyOrigin::Unrecorded => self.key.clone(),
+        }
+    }
+
+    fn decode(text: &str) -> Option<Self> {
+        let text = text.trim();
+        if text.is_empty() {
+            return None;
+        }
+        let Some((origin_line, key_line)) = text.split_once('\n') else {
+            return Some(Self { key: text.to_owned(), origin: KeyOrigin::Unrecorded });
+        };
+        let origin = origin_line.trim().strip_prefix(ORIGIN_LINE)?.trim();
+        let key = key_line.strip_prefix(KEY_LINE)?.trim();
+        if key.is_empty() {
+            return None;
+        }
+        let origin = if origin.is_empty() { KeyOrigin::Nowhere } else { KeyOrigin::Only(origin.to_owned()) };
+        Some(Self { key: key.to_owned(), origin })
+    }
+}
+
+/// Reads what a keyring entry or the file holds; `what` names it for the error.
+fn decode(text: Option<String>, what: &str) -> Result<Option<SavedKey>, SecretError> {
+    match text {
+        None => Ok(None),
+        Some(text) if text.trim().is_empty() => Ok(None),
+        Some(text) => SavedKey::decode(&text)
+            .map(Some)
+            .ok_or_else(|| SecretError(format!("the remote key in {what} is damaged; type it again"))),
+    }
 }
 
 /// A store failure, phrased for the user; it never contains the key.
@@ -169,7 +258,7 @@ struct KeyFile {
 impl KeyFile {
     fn get(&self) -> Result<Option<String>, SecretError> {
         match fs::read_to_string(&self.path) {
-            Ok(text) => Ok(Some(text.trim().to_owned()).filter(|k| !k.is_empty())),
+            Ok(text) => Ok(Some(text)),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
             Err(e) => Err(SecretError(format!("cannot read {}: {e}", self.path.display()))),
         }
@@ -256,38 +345,40 @@ impl SecretStore {
         }
     }
 
-    /// The saved key. With the keyring in use, a key left in the file (kept there while the
-    /// keyring refused) moves into the keyring.
-    pub fn load(&self) -> Result<Option<String>, SecretError> {
+    /// The saved key and its origin. With the keyring in use, a key left in the file (kept
+    /// there while the keyring refused) moves into the keyring.
+    pub fn load(&self) -> Result<Option<SavedKey>, SecretError> {
+        let in_file = || decode(self.file.get()?, &self.file.path.display().to_string());
         if *self.lock() != Choice::Keyring {
-            return self.file.get();
+            return in_file();
         }
         match self.keyring.get() {
-            Ok(Some(key)) => Ok(Some(key)),
-            Ok(None) => match self.file.get()? {
-                Some(key) => {
-                    self.save(&key)?;
-                    Ok(Some(key))
+            Ok(Some(text)) => decode(Some(text), "the system keyring"),
+            Ok(None) => match in_file()? {
+                Some(saved) => {
+                    self.save(&saved)?;
+                    Ok(Some(saved))
                 }
                 None => Ok(None),
             },
             Err(failure) => {
                 self.fall_back(failure);
-                self.file.get()
+                in_file()
             }
         }
     }
 
-    /// Keeps `key`: in the keyring, or in the file if there is none or it refuses now.
-    pub fn save(&self, key: &str) -> Result<(), SecretError> {
+    /// Keeps `saved`: in the keyring, or in the file if there is none or it refuses now.
+    pub fn save(&self, saved: &SavedKey) -> Result<(), SecretError> {
+        let text = saved.encode();
         if *self.lock() == Choice::Keyring {
-            match self.keyring.set(key) {
+            match self.keyring.set(&text) {
                 // A copy in the file would outlive the keyring's protection.
                 Ok(()) => return self.file.delete(),
                 Err(failure) => self.fall_back(failure),
             }
         }
-        self.file.set(key)
+        self.file.set(&text)
     }
 
     /// Deletes the key from wherever it is: the file, and the keyring unless there is none.
@@ -335,20 +426,26 @@ mod tests {
         }
     }
 
+    fn saved(key: &str, origin: &str) -> SavedKey {
+        SavedKey { key: key.to_owned(), origin: KeyOrigin::Only(origin.to_owned()) }
+    }
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
     #[test]
     fn the_file_is_private_replaced_whole_and_deleted() {
         let dir = tempfile::tempdir().unwrap();
         let store = file_store(dir.path());
         assert_eq!(store.load().unwrap(), None);
-        store.save("first-key-0123456789abcdef").unwrap();
-        store.save("second-key-0123456789abcdef").unwrap();
-        assert_eq!(store.load().unwrap().as_deref(), Some("second-key-0123456789abcdef"));
+        store.save(&saved("first-key-0123456789abcdef", "http://a:8787")).unwrap();
+        store.save(&saved("second-key-0123456789abcdef", "https://b")).unwrap();
+        assert_eq!(store.load().unwrap(), Some(saved("second-key-0123456789abcdef", "https://b")));
         #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = fs::metadata(dir.path().join(FILE_NAME)).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
+        assert_eq!(mode(&dir.path().join(FILE_NAME)), 0o600);
         assert!(!dir.path().join("remote-api.key.tmp").exists());
         store.clear().unwrap();
         assert!(!dir.path().join(FILE_NAME).exists());
@@ -366,12 +463,48 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             fs::set_permissions(&tmp, fs::Permissions::from_mode(0o644)).unwrap();
         }
-        file_store(dir.path()).save("a-key-0123456789abcdefghij").unwrap();
+        file_store(dir.path()).save(&saved("a-key-0123456789abcdefghij", "http://a")).unwrap();
         #[cfg(unix)]
+        assert_eq!(mode(&dir.path().join(FILE_NAME)), 0o600);
+    }
+
+    #[test]
+    fn a_key_is_kept_with_its_origin_and_a_bare_key_from_an_older_version_has_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = file_store(dir.path());
+        let file = dir.path().join(FILE_NAME);
+        for kept in [
+            saved("k-0123456789abcdefghij", "https://shop.example:8443"),
+            SavedKey { key: "k-0123456789abcdefghij".into(), origin: KeyOrigin::Nowhere },
+        ] {
+            store.save(&kept).unwrap();
+            assert_eq!(store.load().unwrap().as_ref(), Some(&kept));
+        }
+        // What versions before origins wrote: the key alone, maybe with a line break.
+        fs::write(&file, "old-key-0123456789abcdef\n").unwrap();
+        let old = store.load().unwrap().unwrap();
+        assert_eq!((old.key.as_str(), &old.origin), ("old-key-0123456789abcdef", &KeyOrigin::Unrecorded));
+        // Text that is neither is refused, not taken for a key (nor shown: it may hold one).
+        fs::write(&file, "something=else\nkey=secret-0123456789abcdef").unwrap();
+        let damaged = store.load().unwrap_err().to_string();
+        assert!(damaged.contains("damaged") && !damaged.contains("secret-0123"), "{damaged}");
+        let debug = format!("{:?}", saved("secret-0123456789abcdef", "http://a"));
+        assert!(!debug.contains("secret-0123") && debug.contains("http://a"), "{debug}");
+    }
+
+    #[test]
+    fn an_origin_is_the_scheme_host_and_port_of_an_http_address() {
+        assert_eq!(origin_of("http://shop-server.lan:8787").as_deref(), Some("http://shop-server.lan:8787"));
+        assert_eq!(
+            origin_of(" HTTP://Shop-Server.LAN:8787/petstore/ ").as_deref(),
+            Some("http://shop-server.lan:8787")
+        );
+        assert_eq!(origin_of("https://shop.example:443/api").as_deref(), Some("https://shop.example"));
+        assert_ne!(origin_of("http://shop.example"), origin_of("https://shop.example"));
+        assert_ne!(origin_of("http://shop.example:8787"), origin_of("http://shop.example:8788"));
+        for not_http in ["", "shop.example", "ftp://shop.example", "file:///etc/passwd", "data:text/plain,x"]
         {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = fs::metadata(dir.path().join(FILE_NAME)).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o600);
+            assert_eq!(origin_of(not_http), None, "{not_http}");
         }
     }
 

@@ -15,7 +15,7 @@ use crate::backend::{Backend, Target};
 use crate::deferred::Deferred;
 use crate::error::{CommandError, CommandResult};
 use crate::local_api::{LocalApi, LocalApiStatus};
-use crate::secret_store::{RemoteKeyStorage, SecretStore};
+use crate::secret_store::{KeyOrigin, RemoteKeyStorage, SavedKey, SecretStore, origin_of};
 use crate::settings::{BackendKind, Settings, SettingsInput, SettingsView, persist};
 
 /// How long the status bar waits for a remote before calling it unreachable.
@@ -60,12 +60,25 @@ pub struct Shell {
 struct RemoteKey {
     /// The OS keyring or a private file.
     secrets: Arc<SecretStore>,
-    key: Mutex<Option<String>>,
+    state: Mutex<KeyState>,
+}
+
+struct KeyState {
+    saved: Option<SavedKey>,
+    /// The key's origin was settled here (a key from an older version, tied to the address
+    /// saved with it) but could not be written to the secret store yet. It is written
+    /// before settings are next saved: an address changed meanwhile must not become the
+    /// key's at the next start.
+    origin_unwritten: bool,
 }
 
 impl RemoteKey {
-    fn key(&self) -> Option<String> {
-        self.key.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    fn lock(&self) -> std::sync::MutexGuard<'_, KeyState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn saved(&self) -> Option<SavedKey> {
+        self.lock().saved.clone()
     }
 }
 
@@ -95,16 +108,11 @@ impl Shell {
         let default_dir = app.path().app_data_dir().ok();
         let account = SecretStore::account_for(&dir, default_dir.as_deref());
         let (key_app, key_dir) = (app.clone(), dir.clone());
+        let saved_base_url = settings.base_url.clone();
         let remote_key = Deferred::start("remote-key", move || {
             let secrets = SecretStore::open(&key_dir, account);
-            let key = match legacy_key {
-                Some(key) => migrate_legacy_key(&key_app, &key_dir, &secrets, key),
-                None => secrets.load().unwrap_or_else(|e| {
-                    tracing::warn!(error = %e, "the saved remote key cannot be read");
-                    None
-                }),
-            };
-            RemoteKey { secrets: Arc::new(secrets), key: Mutex::new(key) }
+            let state = load_remote_key(&key_app, &key_dir, &secrets, legacy_key, saved_base_url.as_deref());
+            RemoteKey { secrets: Arc::new(secrets), state: Mutex::new(state) }
         })?;
         let shell = Self {
             backend: Backend::new(store.clone()),
@@ -113,10 +121,14 @@ impl Shell {
             remote_key,
             dir,
         };
-        if settings.backend == BackendKind::Remote
-            && let Err(e) = shell.switch_backend(&settings, shell.remote_key.get().key().as_deref())
-        {
-            tracing::warn!(error = %e.message, "the saved remote backend cannot be used; staying local");
+        if settings.backend == BackendKind::Remote {
+            let saved_key = shell.remote_key.get().saved();
+            match remote_backend(settings.base_url.as_deref(), None, saved_key.as_ref()) {
+                Ok(client) => shell.backend.use_remote(client),
+                Err(e) => {
+                    tracing::warn!(error = %e.message, "the saved remote backend cannot be used; staying local")
+                }
+            }
         }
         shell.local_api.apply(store, settings.local_api.enabled, settings.local_api.port).await;
         Ok(shell)
@@ -145,48 +157,69 @@ impl Shell {
         let (remote_key_storage, keyring_error) = remote_key.secrets.storage();
         SettingsView {
             settings: self.saved_settings(),
-            has_remote_key: remote_key.key().is_some(),
+            has_remote_key: remote_key.lock().saved.is_some(),
             remote_key_storage,
             keyring_error,
         }
     }
 
     /// Validates, applies and saves new settings; nothing changes if any part is invalid.
+    /// A key typed now is kept for the origin of the address saved with it; a key left
+    /// unchanged is used in remote mode only at the origin it was saved for.
     pub async fn save_settings<R: Runtime>(
         &self,
         app: &AppHandle<R>,
         input: SettingsInput,
     ) -> CommandResult<SettingsView> {
         let previous = self.saved_settings();
-        let saved_key = self.remote_key.get();
-        let previous_key = saved_key.key();
+        let remote_key = self.remote_key.get();
+        let (previous_key, origin_unwritten) = {
+            let state = remote_key.lock();
+            (state.saved.clone(), state.origin_unwritten)
+        };
         let base_url = input.base_url.map(|u| u.trim().to_owned()).filter(|u| !u.is_empty());
         let change = match input.remote_key.map(|k| k.trim().to_owned()) {
             None => KeyChange::Keep,
             Some(key) if key.is_empty() => KeyChange::Forget,
             Some(key) => KeyChange::Replace(key),
         };
-        let remote_key = match &change {
-            KeyChange::Keep => previous_key.clone(),
-            KeyChange::Replace(key) => Some(key.clone()),
-            KeyChange::Forget => None,
-        };
         if input.local_api.port == 0 {
             return Err(CommandError::validation("the local API port must be between 1 and 65535"));
         }
         let settings = Settings { backend: input.backend, base_url, local_api: input.local_api };
+        // The key after saving, tied to its origin. A typed key is checked with its address
+        // in local mode too, so that no key is kept that could never be used.
+        let new_key = match &change {
+            KeyChange::Keep => previous_key.clone(),
+            KeyChange::Replace(key) => Some(typed_key(settings.base_url.as_deref(), key)?),
+            KeyChange::Forget => None,
+        };
         // Validate before anything is kept: a key for an unusable remote is not stored.
-        let remote = backend_client(&settings, remote_key.as_deref())?;
-        let secrets = saved_key.secrets.clone();
-        let same_key = remote_key == previous_key;
-        tauri::async_runtime::spawn_blocking(move || match change {
-            KeyChange::Replace(key) if !same_key => secrets.save(&key),
-            KeyChange::Forget => secrets.clear(),
-            _ => Ok(()),
-        })
-        .await
-        .map_err(CommandError::internal)?
-        .map_err(CommandError::internal)?;
+        let remote = match settings.backend {
+            BackendKind::Local => None,
+            BackendKind::Remote => {
+                Some(remote_backend(settings.base_url.as_deref(), None, new_key.as_ref())?)
+            }
+        };
+        let write = match change {
+            KeyChange::Forget => Some(None),
+            _ if new_key != previous_key || origin_unwritten => Some(new_key.clone()),
+            KeyChange::Keep | KeyChange::Replace(_) => None,
+        };
+        if let Some(write) = write {
+            let (secrets, app, dir) = (remote_key.secrets.clone(), app.clone(), self.dir.clone());
+            tauri::async_runtime::spawn_blocking(move || -> CommandResult<()> {
+                match write {
+                    Some(saved) => secrets.save(&saved),
+                    None => secrets.clear(),
+                }
+                .map_err(CommandError::internal)?;
+                // A key an earlier version left in settings.json would come back from there.
+                persist::remove_legacy_key(&app, &dir)
+            })
+            .await
+            .map_err(CommandError::internal)??;
+        }
         persist::save(app, &self.dir, &settings)?;
         match remote {
             Some(client) => self.backend.use_remote(client),
@@ -197,22 +230,17 @@ impl Shell {
             self.local_api.apply(local, settings.local_api.enabled, settings.local_api.port).await;
         }
         *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = settings;
-        *saved_key.key.lock().unwrap_or_else(|p| p.into_inner()) = remote_key;
+        *remote_key.lock() = KeyState { saved: new_key, origin_unwritten: false };
         Ok(self.settings())
     }
 
-    fn switch_backend(&self, settings: &Settings, remote_key: Option<&str>) -> CommandResult<()> {
-        match backend_client(settings, remote_key)? {
-            Some(client) => self.backend.use_remote(client),
-            None => self.backend.use_local(),
-        }
-        Ok(())
-    }
-
-    /// Tries a remote without switching to it; a blank key means the saved one.
+    /// Tries a remote without switching to it. A blank key means the saved one, which is
+    /// sent only if `base_url` is at the origin it was saved for.
     pub async fn test_connection(&self, base_url: &str, key: Option<String>) -> ConnectionReport {
-        let key = key.filter(|k| !k.trim().is_empty()).or_else(|| self.remote_key.get().key());
-        let client = match remote_client(Some(base_url), key.as_deref()) {
+        let typed = key.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty());
+        let saved = self.remote_key.get().saved();
+        let base_url = Some(base_url.trim()).filter(|u| !u.is_empty());
+        let client = match remote_backend(base_url, typed.as_deref(), saved.as_ref()) {
             Ok(client) => client,
             Err(e) => return ConnectionReport { ok: false, message: e.message },
         };
@@ -254,38 +282,110 @@ impl Shell {
 /// reported rather than waited for.
 const REMOTE_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The remote client `settings` ask for; `None` in local mode.
-fn backend_client(settings: &Settings, remote_key: Option<&str>) -> CommandResult<Option<Client>> {
-    match settings.backend {
-        BackendKind::Local => Ok(None),
-        BackendKind::Remote => remote_client(settings.base_url.as_deref(), remote_key).map(Some),
+/// The client for the remote at `base_url` with the key `typed`, or else the `saved` key,
+/// but only if `base_url` is at the origin the saved key was saved for: the saved key
+/// never goes to another server, nor to the same one over another scheme or port (a new
+/// address takes the key typed again).
+fn remote_backend(
+    base_url: Option<&str>,
+    typed: Option<&str>,
+    saved: Option<&SavedKey>,
+) -> CommandResult<Client> {
+    let base_url =
+        base_url.ok_or_else(|| CommandError::validation("remote mode needs the server address"))?;
+    let key = match (typed, saved) {
+        (Some(key), _) => key,
+        (None, None) => return Err(CommandError::validation("remote mode needs the server's API key")),
+        (None, Some(saved)) => saved_key_for(saved, base_url)?,
+    };
+    let config = ClientConfig::default().request_timeout(REMOTE_REQUEST_TIMEOUT);
+    Ok(Client::with_config(base_url, key, config)?)
+}
+
+/// The saved key, if `base_url` is at its origin; else why not, naming the address.
+fn saved_key_for<'a>(saved: &'a SavedKey, base_url: &str) -> CommandResult<&'a str> {
+    let Some(origin) = origin_of(base_url) else {
+        return Err(CommandError::validation(format!(
+            "{base_url} is not a server address: give one like http://shop-server.lan:8787"
+        )));
+    };
+    match &saved.origin {
+        KeyOrigin::Only(own) if *own == origin => Ok(&saved.key),
+        KeyOrigin::Only(own) => Err(CommandError::validation(format!(
+            "the saved API key belongs to {own} and is sent nowhere else: type the API key again to use {base_url}"
+        ))),
+        KeyOrigin::Nowhere | KeyOrigin::Unrecorded => Err(CommandError::validation(format!(
+            "the saved API key was kept without a server address and is sent nowhere: type the API key \
+             again to use {base_url}"
+        ))),
     }
 }
 
-/// Moves a remote key an earlier version kept in `settings.json` to the secret store and
-/// deletes it there. Until it is safely stored elsewhere it stays where it is.
-fn migrate_legacy_key<R: Runtime>(
+/// A key typed in Settings, tied to the origin of the address saved with it. It is
+/// checked as the client would send it, in local mode too: a key is kept only for an
+/// address it can be used with.
+fn typed_key(base_url: Option<&str>, key: &str) -> CommandResult<SavedKey> {
+    let base_url = base_url
+        .ok_or_else(|| CommandError::validation("give the address of the server the API key is for"))?;
+    Client::new(base_url, key)?;
+    let origin = origin_of(base_url).ok_or_else(|| {
+        CommandError::validation(format!(
+            "{base_url} is not a server address: give one like http://shop-server.lan:8787"
+        ))
+    })?;
+    Ok(SavedKey { key: key.to_owned(), origin: KeyOrigin::Only(origin) })
+}
+
+/// The saved remote key at start. A key kept by a version that recorded no origin (in the
+/// secret store, or in `settings.json` before that) belongs to the address saved beside it
+/// in the settings, the only one that version sent it to; with no address saved, to none.
+/// That origin is written with it at once, so that an address changed later never becomes
+/// the key's.
+fn load_remote_key<R: Runtime>(
     app: &AppHandle<R>,
     dir: &Path,
     secrets: &SecretStore,
-    key: String,
-) -> Option<String> {
-    match secrets.save(&key) {
-        Ok(()) => match persist::remove_legacy_key(app, dir) {
-            Ok(()) => tracing::info!("moved the remote key out of settings.json"),
-            Err(e) => tracing::warn!(error = %e.message, "the remote key is still in settings.json"),
-        },
-        Err(e) => tracing::warn!(error = %e, "the remote key cannot be moved out of settings.json"),
+    legacy_key: Option<String>,
+    saved_base_url: Option<&str>,
+) -> KeyState {
+    let from_settings = legacy_key.is_some();
+    let loaded = match legacy_key {
+        Some(key) => Some(SavedKey { key, origin: KeyOrigin::Unrecorded }),
+        None => secrets.load().unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "the saved remote key cannot be read");
+            None
+        }),
+    };
+    let Some(mut saved) = loaded else { return KeyState { saved: None, origin_unwritten: false } };
+    if saved.origin != KeyOrigin::Unrecorded {
+        return KeyState { saved: Some(saved), origin_unwritten: false };
     }
-    Some(key)
-}
-
-fn remote_client(base_url: Option<&str>, key: Option<&str>) -> CommandResult<Client> {
-    let base_url =
-        base_url.ok_or_else(|| CommandError::validation("remote mode needs the server address"))?;
-    let key = key.ok_or_else(|| CommandError::validation("remote mode needs the server's API key"))?;
-    let config = ClientConfig::default().request_timeout(REMOTE_REQUEST_TIMEOUT);
-    Ok(Client::with_config(base_url, key, config)?)
+    saved.origin = match saved_base_url.and_then(origin_of) {
+        Some(origin) => KeyOrigin::Only(origin),
+        None => KeyOrigin::Nowhere,
+    };
+    // Until it is safely stored elsewhere, a key in settings.json stays where it is.
+    let origin_unwritten = match secrets.save(&saved) {
+        Ok(()) if from_settings => match persist::remove_legacy_key(app, dir) {
+            Ok(()) => {
+                tracing::info!("moved the remote key out of settings.json");
+                false
+            }
+            Err(e) => {
+                tracing::warn!(error = %e.message, "the remote key is still in settings.json");
+                true
+            }
+        },
+        Ok(()) => {
+            tracing::info!(origin = ?saved.origin, "the saved remote key is now tied to the server address saved with it");
+            false
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "the saved remote key cannot be tied to its server address yet");
+            true
+        }
+    };
+    KeyState { saved: Some(saved), origin_unwritten }
 }
 
 /// One cheap authenticated call: answers the pet count, or why it failed.

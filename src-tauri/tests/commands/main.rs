@@ -12,4 +12,5 @@ mod orders;
 mod pets;
 mod remote_faults;
 mod remote_key;
+mod remote_key_origin;
 mod settings;

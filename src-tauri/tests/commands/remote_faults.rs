@@ -165,8 +165,8 @@ fn remote_faults_are_error_objects_within_the_timeout_and_the_app_stays_usable()
             Some(fault) => remote(fault),
             None => format!("http://{closed}"),
         };
-        // A blank key keeps the saved one: only the address changes.
-        app.ok("save_settings", settings("remote", &base, None));
+        // A new address takes the key typed again: the saved one goes only where it was saved for.
+        app.ok("save_settings", settings("remote", &base, Some(KEY)));
         let (error, took) = fails_in_time(&app, "list_pets", pet_query(json!({})), code);
         if code != "internal" {
             assert!(error["message"].as_str().unwrap().contains(&base), "{what}: {error}");
@@ -176,12 +176,12 @@ fn remote_faults_are_error_objects_within_the_timeout_and_the_app_stays_usable()
 
     // Writes fail the same way, and nothing is left half done in the app.
     let base = remote(Fault::CutOff);
-    app.ok("save_settings", settings("remote", &base, None));
+    app.ok("save_settings", settings("remote", &base, Some(KEY)));
     fails_in_time(&app, "create_pet", json!({ "pet": { "name": "Lost Rex" } }), "unreachable");
 
     // The status bar says the remote is unreachable, with the reason, within its own wait.
     let base = remote(Fault::Silent);
-    app.ok("save_settings", settings("remote", &base, None));
+    app.ok("save_settings", settings("remote", &base, Some(KEY)));
     let started = Instant::now();
     let status = app.ok("get_status", json!({}));
     let took = started.elapsed();

@@ -24,14 +24,14 @@ use crate::helpers::{TestApp, app, app_in, pet_query};
 const SERVICE: &str = "org.petstore.desktop";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Env {
+pub(crate) enum Env {
     NoKeyring,
     Keyring,
     LockedKeyring,
 }
 
 /// The environment this run is in (see the module comment).
-fn env() -> Env {
+pub(crate) fn env() -> Env {
     match std::env::var("PETSTORE_KEYRING_TEST").as_deref() {
         Err(_) => Env::NoKeyring,
         Ok("locked") => Env::LockedKeyring,
@@ -45,7 +45,7 @@ fn expected_storage() -> &'static str {
 }
 
 /// A real Petstore server in this process that accepts `key`; it lives as long as the test.
-fn remote_server(key: &str) -> (String, tempfile::TempDir) {
+pub(crate) fn remote_server(key: &str) -> (String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = petstore::Store::open(dir.path().join("remote.db")).unwrap();
     let config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([key]));
@@ -56,11 +56,11 @@ fn remote_server(key: &str) -> (String, tempfile::TempDir) {
 }
 
 /// A key no other test uses, so that a search of files or the log finds only this one.
-fn unique_key(name: &str) -> String {
+pub(crate) fn unique_key(name: &str) -> String {
     format!("{name}-{}-{:x}", std::process::id(), std::time::UNIX_EPOCH.elapsed().unwrap().as_nanos())
 }
 
-fn settings(backend: &str, base_url: &str, key: Value) -> Value {
+pub(crate) fn settings(backend: &str, base_url: &str, key: Value) -> Value {
     json!({ "settings": {
         "backend": backend, "baseUrl": base_url, "remoteKey": key,
         "localApi": { "enabled": false, "port": 8787 }
@@ -68,7 +68,7 @@ fn settings(backend: &str, base_url: &str, key: Value) -> Value {
 }
 
 /// The keyring entry of the data directory `dir` (not the default one, so its own account).
-fn keyring_entry(dir: &Path) -> keyring::Entry {
+pub(crate) fn keyring_entry(dir: &Path) -> keyring::Entry {
     keyring::Entry::new(SERVICE, &format!("remote-api-key:{}", dir.display())).unwrap()
 }
 
@@ -93,8 +93,14 @@ fn settings_json(dir: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(dir.join("settings.json")).unwrap()).unwrap()
 }
 
-/// The key is kept where this environment says, and nowhere else.
-fn assert_kept(app: &TestApp, key: &str) {
+/// What the keyring entry or the file holds: the key and the origin it may be sent to
+/// (`base_url`, here always an origin itself: `http://127.0.0.1:<port>`).
+fn kept_text(base_url: &str, key: &str) -> String {
+    format!("origin={base_url}\nkey={key}")
+}
+
+/// The key is kept, for `base_url`, where this environment says, and nowhere else.
+fn assert_kept(app: &TestApp, base_url: &str, key: &str) {
     let dir = app.dir.path();
     let view = app.ok("get_settings", json!({}));
     assert_eq!(view["hasRemoteKey"], true);
@@ -105,7 +111,7 @@ fn assert_kept(app: &TestApp, key: &str) {
         Env::Keyring => {
             assert_eq!(view["remoteKeyStorage"], "keyring", "{view}");
             assert_eq!(view["keyringError"], Value::Null);
-            assert_eq!(keyring_entry(dir).get_password().unwrap(), key);
+            assert_eq!(keyring_entry(dir).get_password().unwrap(), kept_text(base_url, key));
             assert_eq!(files_containing(dir, key), Vec::<String>::new(), "the key is in the keyring only");
         }
         Env::NoKeyring => {
@@ -114,20 +120,20 @@ fn assert_kept(app: &TestApp, key: &str) {
                 Value::Null,
                 "no keyring at all is not a keyring failure: {view}"
             );
-            assert_in_private_file(&view, dir, key);
+            assert_in_private_file(&view, dir, base_url, key);
         }
         Env::LockedKeyring => {
             let why = view["keyringError"].as_str().unwrap_or_default();
             assert!(why.contains("locked"), "the UI is told why the keyring was not used: {view}");
-            assert_in_private_file(&view, dir, key);
+            assert_in_private_file(&view, dir, base_url, key);
         }
     }
 }
 
-fn assert_in_private_file(view: &Value, dir: &Path, key: &str) {
+fn assert_in_private_file(view: &Value, dir: &Path, base_url: &str, key: &str) {
     assert_eq!(view["remoteKeyStorage"], "file", "{view}");
     let file = dir.join("remote-api.key");
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), key);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), kept_text(base_url, key));
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -163,7 +169,7 @@ fn the_saved_key_is_kept_outside_settings_used_for_remote_calls_and_forgotten() 
     let app = app();
 
     app.ok("save_settings", settings("remote", &base_url, json!(key)));
-    assert_kept(&app, &key);
+    assert_kept(&app, &base_url, &key);
     app.ok("create_pet", json!({ "pet": { "name": "Remote Rex" } }));
     assert_eq!(remote_pet_names(&base_url, &key), ["Remote Rex"], "the app called the remote with the key");
     let status = app.ok("get_status", json!({}));
@@ -174,13 +180,13 @@ fn the_saved_key_is_kept_outside_settings_used_for_remote_calls_and_forgotten() 
     let dir = app.dir;
     drop(app.app);
     let app = app_in(dir);
-    assert_kept(&app, &key);
+    assert_kept(&app, &base_url, &key);
     assert_eq!(app.ok("list_pets", pet_query(json!({})))["items"][0]["name"], "Remote Rex");
 
     // A blank key in remote mode is refused and deletes nothing.
     let refused = app.fails("save_settings", settings("remote", &base_url, json!("  ")));
     assert_eq!(refused["code"], "validation_failed", "{refused}");
-    assert_kept(&app, &key);
+    assert_kept(&app, &base_url, &key);
 
     // Switching to local with the key blanked deletes it from wherever it is.
     app.ok("save_settings", settings("local", &base_url, json!("")));
@@ -206,7 +212,7 @@ fn a_key_saved_in_settings_json_by_an_earlier_version_moves_out_on_first_start()
     std::fs::write(dir.path().join("settings.json"), legacy.to_string()).unwrap();
 
     let app = app_in(dir);
-    assert_kept(&app, &key);
+    assert_kept(&app, &base_url, &key);
     assert_eq!(settings_json(app.dir.path())["settings"]["baseUrl"], base_url, "the settings stay");
     app.ok("create_pet", json!({ "pet": { "name": "Migrated Max" } }));
     assert_eq!(remote_pet_names(&base_url, &key), ["Migrated Max"]);
@@ -215,7 +221,7 @@ fn a_key_saved_in_settings_json_by_an_earlier_version_moves_out_on_first_start()
     let dir = app.dir;
     drop(app.app);
     let app = app_in(dir);
-    assert_kept(&app, &key);
+    assert_kept(&app, &base_url, &key);
     app.ok("save_settings", settings("local", &base_url, json!("")));
     assert_gone(&app, &key);
 }
@@ -316,7 +322,7 @@ fn a_keyring_that_refuses_after_start_keeps_the_key_in_the_file_and_says_why() {
     let view = app.ok("get_settings", json!({}));
     let why = view["keyringError"].as_str().unwrap_or_default();
     assert!(why.contains("locked"), "the UI is told why the keyring was not used: {view}");
-    assert_in_private_file(&view, app.dir.path(), &key);
+    assert_in_private_file(&view, app.dir.path(), &base_url, &key);
     assert!(!settings_json(app.dir.path()).to_string().contains(&key));
     assert_eq!(app.ok("get_status", json!({}))["remoteKeyStorage"], "file");
     app.ok("create_pet", json!({ "pet": { "name": "Kept Kim" } }));
