@@ -19,8 +19,38 @@ use crate::support::{KEY, spawn_app};
 
 const BIN: &str = env!("CARGO_BIN_EXE_petstore-server");
 
+/// The longest any one wait of these tests may take, far more than each needs: a client,
+/// server or command that died or hung fails the test with a reason instead of holding it
+/// until CI's time limit.
+const DEADLINE: Duration = Duration::from_secs(60);
+
+/// Runs the CLI on `db` and waits for it, at most [`DEADLINE`].
 fn cli(db: &Path, args: &[&str]) -> Output {
-    Command::new(BIN).arg("--db").arg(db).args(args).env_remove("PETSTORE_API_KEY").output().unwrap()
+    let mut child = Command::new(BIN)
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env_remove("PETSTORE_API_KEY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > DEADLINE {
+            child.kill().unwrap();
+            let out = child.wait_with_output().unwrap();
+            panic!("petstore-server {args:?} still running after {DEADLINE:?}: {}", stderr(&out));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// An HTTP client whose requests give up after [`DEADLINE`].
+fn http_client() -> reqwest::Client {
+    reqwest::Client::builder().timeout(DEADLINE).build().unwrap()
 }
 
 fn stderr(output: &Output) -> String {
@@ -110,7 +140,7 @@ async fn online_backups_while_orders_go_on_are_each_consistent() {
     let placed = Arc::new(AtomicUsize::new(0));
     let mut clients = JoinSet::new();
     for client in 0..6u64 {
-        let (http, base, pets) = (app.http.clone(), app.base_url.clone(), pets.clone());
+        let (http, base, pets) = (http_client(), app.base_url.clone(), pets.clone());
         let (stop, placed) = (stop.clone(), placed.clone());
         clients.spawn(async move {
             let mut rng = fastrand::Rng::with_seed(client);
@@ -141,13 +171,21 @@ async fn online_backups_while_orders_go_on_are_each_consistent() {
     let mut counts = Vec::new();
     for round in 0..6 {
         // Let the clients get going (and keep going) between backups.
+        // A client ends only when told to stop: one that ended has failed, with its reason.
         let before = placed.load(Ordering::Relaxed);
+        let waiting = Instant::now();
         while placed.load(Ordering::Relaxed) < before + 20 {
+            if let Some(ended) = clients.try_join_next() {
+                ended.unwrap();
+                panic!("a client stopped placing orders before it was told to");
+            }
+            assert!(waiting.elapsed() < DEADLINE, "round {round}: not 20 orders placed in {DEADLINE:?}");
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let to = dir.path().join(format!("backup-{round}.db"));
         if round % 2 == 0 {
-            second.backup(&to).await.unwrap();
+            let backup = tokio::time::timeout(DEADLINE, second.backup(&to)).await;
+            backup.unwrap_or_else(|_| panic!("round {round}: no backup in {DEADLINE:?}")).unwrap();
         } else {
             let (db, to) = (app.db_path.clone(), to.clone());
             let out =
@@ -159,9 +197,12 @@ async fn online_backups_while_orders_go_on_are_each_consistent() {
         counts.push(check_backup(&to, &pets, STOCK));
     }
     stop.store(true, Ordering::Relaxed);
-    while let Some(done) = clients.join_next().await {
-        done.unwrap();
-    }
+    let stopped = tokio::time::timeout(DEADLINE, async {
+        while let Some(done) = clients.join_next().await {
+            done.unwrap();
+        }
+    });
+    stopped.await.unwrap_or_else(|_| panic!("the clients did not stop within {DEADLINE:?}"));
     let last = check_backup(&app.db_path, &pets, STOCK);
     println!(
         "online backup: 6 backups (3 in-process, 3 by the CLI) while {} orders were placed; orders in each: {counts:?}",
@@ -205,7 +246,7 @@ async fn killed_with_a_wal() -> Killed {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("petstore.db");
     let (mut server, port) = spawn_server(&db);
-    let http = reqwest::Client::new();
+    let http = http_client();
     let base = format!("http://127.0.0.1:{port}");
     let created = http.post(format!("{base}/pets")).bearer_auth(KEY).json(&json!({ "name": "Rex" }));
     let created = created.send().await.unwrap();
