@@ -12,8 +12,9 @@ tokio::task_local! {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Machine-readable error codes of the contract (DESIGN.md 4, "Errors"), plus three that
-/// only the HTTP client produces, for a remote that cannot be used.
+/// Machine-readable error codes of the contract (the `code` of openapi.yaml's `Error` object;
+/// docs/ARCHITECTURE.md, "Error codes", says where each is produced), plus three that only
+/// the HTTP client produces, for a remote that cannot be used.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -41,6 +42,10 @@ pub enum ErrorCode {
     /// Too many failed authentications from one client; the response says when to retry.
     RateLimited,
     Internal,
+    /// Another program (a backup tool, a second server on the same file) held the
+    /// database's write lock for longer than the database waits (5 s); nothing was changed,
+    /// and the same request may simply be sent again.
+    Busy,
     /// Client side: the remote could not be reached at all.
     Unreachable,
     /// Client side: the remote answered something that is not the Petstore API.
@@ -70,7 +75,7 @@ impl ErrorCode {
             RateLimited => 429,
             Internal => 500,
             BadResponse => 502,
-            Unreachable => 503,
+            Busy | Unreachable => 503,
             Timeout => 504,
         }
     }
@@ -115,6 +120,23 @@ impl Error {
         Self::new(ErrorCode::Internal, "internal error; the server log has the details")
     }
 
+    /// The database's write lock was held by another connection for longer than the busy
+    /// timeout. Not a fault of ours or the client's, so it is logged as a warning, not as an
+    /// internal error.
+    pub fn busy(detail: impl std::fmt::Display) -> Self {
+        let warn = |id: Option<&str>| {
+            tracing::warn!(id, error = %detail, "the database stayed locked by another connection");
+        };
+        if REQUEST_ID.try_with(|id| warn(Some(id))).is_err() {
+            warn(None);
+        }
+        Self::new(
+            ErrorCode::Busy,
+            "the database is locked by another program (a backup, another Petstore); nothing was \
+             changed; try again in a moment",
+        )
+    }
+
     pub fn status(&self) -> u16 {
         self.code.status()
     }
@@ -122,6 +144,10 @@ impl Error {
 
 impl From<rusqlite::Error> for Error {
     fn from(e: rusqlite::Error) -> Self {
-        Error::internal(e)
+        match e.sqlite_error_code() {
+            // SQLite gave up waiting for a lock (after the connection's busy timeout).
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => Error::busy(e),
+            _ => Error::internal(e),
+        }
     }
 }

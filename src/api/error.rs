@@ -8,6 +8,10 @@ use serde_json::json;
 
 use crate::error::{Error, ErrorCode};
 
+/// `Retry-After` of a `503 busy`. Short: the retry itself waits up to the database's busy
+/// timeout (5 s) for the lock before it is refused again, so the client need not add much.
+const BUSY_RETRY_AFTER_SECS: u64 = 1;
+
 /// Wraps the core error so it can be returned from handlers.
 #[derive(Debug)]
 pub struct ApiError(pub Error);
@@ -29,10 +33,16 @@ impl IntoResponse for ApiError {
         let status = StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let body = json!({ "code": self.0.code, "message": self.0.message, "status": status.as_u16() });
         let mut response = (status, Json(body)).into_response();
-        if self.0.code == ErrorCode::Unauthorized {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"petstore\""));
+        match self.0.code {
+            ErrorCode::Unauthorized => {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"petstore\""));
+            }
+            ErrorCode::Busy => {
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(BUSY_RETRY_AFTER_SECS));
+            }
+            _ => {}
         }
         response
     }

@@ -3,6 +3,7 @@
 
 mod auth;
 mod backup;
+mod busy_database;
 mod categories;
 mod cli;
 mod concurrency;
