@@ -30,6 +30,8 @@ import { toCommandError } from './errors';
 /** The largest page any list command accepts. */
 export const MAX_PAGE = 100;
 
+// The one place a failure becomes a CommandError: past here, every rejection of a call
+// already has that shape (errors.ts, asCommandError).
 async function call<T>(command: string, args?: InvokeArgs): Promise<T> {
   try {
     return await invoke<T>(command, args);

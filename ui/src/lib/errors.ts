@@ -11,15 +11,26 @@ export function isCommandError(value: unknown): value is CommandError {
 }
 
 /**
- * Turns whatever a failed call threw into a CommandError, so every screen shows one shape.
- * Commands reject with the object itself; Tauri rejects with a plain string when the call
- * never reached the command (bad arguments, missing permission), and code can throw Errors.
+ * Turns whatever a failed command call threw into a CommandError. Commands reject with the
+ * object itself; Tauri rejects with a plain string when the call never reached the command
+ * (bad arguments, missing permission). Applied once, where the call returns (api.ts), so
+ * everything past it already has this shape.
  */
 export function toCommandError(value: unknown): CommandError {
   if (isCommandError(value)) return value;
   const message =
     typeof value === 'string' ? value : value instanceof Error ? value.message : 'Something went wrong.';
   return { code: 'internal', message: message || 'Something went wrong.', status: 500 };
+}
+
+/**
+ * What a call through api.ts rejected with, typed. Anything that is not a CommandError did
+ * not come from a command but from a bug in this window: it is thrown on, to the console,
+ * rather than shown to staff as if the app had said it.
+ */
+export function asCommandError(value: unknown): CommandError {
+  if (isCommandError(value)) return value;
+  throw value;
 }
 
 /** What staff can do about the conflicts the business rules produce (DESIGN.md 4). */

@@ -4,7 +4,7 @@
 // refresh after a change event does not flash "Loading…".
 import { untrack } from 'svelte';
 
-import { toCommandError, type CommandError } from './errors';
+import { asCommandError, type CommandError } from './errors';
 
 export class Loader<Q, T> {
   data = $state.raw<T | null>(null);
@@ -39,7 +39,7 @@ export class Loader<Q, T> {
         this.error = null;
       }
     } catch (e) {
-      if (seq === this.#seq) this.error = toCommandError(e);
+      if (seq === this.#seq) this.error = asCommandError(e);
     } finally {
       if (seq === this.#seq) this.loading = false;
     }

@@ -2,7 +2,7 @@
 // because reachability changes without any event (a server goes down, a cable comes out).
 import { getStatus } from './api';
 import type { Status } from './bindings/Status';
-import { toCommandError, type CommandError } from './errors';
+import { asCommandError, type CommandError } from './errors';
 
 export const STATUS_POLL_MS = 10_000;
 
@@ -21,7 +21,7 @@ class StatusStore {
         this.error = null;
       }
     } catch (e) {
-      if (seq === this.#seq) this.error = toCommandError(e);
+      if (seq === this.#seq) this.error = asCommandError(e);
     }
   }
 
