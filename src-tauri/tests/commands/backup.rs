@@ -4,7 +4,7 @@
 //! quantities equal to what was stocked.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use petstore::client::Client;
 use petstore::domain::{NewOrder, OrderFilter, Page, PetId, Quantity};
@@ -15,6 +15,20 @@ use crate::concurrency::Window;
 use crate::helpers::{TestApp, app};
 
 const STOCK: i64 = 5000;
+
+/// How long the test waits for the next 10 orders: they take milliseconds, so only clients
+/// that died or hang miss it, and the test then fails with a message instead of waiting
+/// until CI's own limit.
+const ORDERS_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Tells the order placers to stop when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
 
 fn pet_with_stock(app: &TestApp, name: &str) -> i64 {
     let pet = app.ok("create_pet", json!({ "pet": { "name": name } }))["id"].as_i64().unwrap();
@@ -46,6 +60,42 @@ fn stocked(path: &std::path::Path, pets: &[i64]) -> Vec<i64> {
     })
 }
 
+/// The window: orders placed, completed and cancelled through its commands until `stop`.
+/// A fixed mix: every pet, quantities 1 to 3, a third each kept open, cancelled and completed.
+fn window_orders(app: &Window, pets: &[i64], seed: usize, stop: &AtomicBool, placed: &AtomicUsize) {
+    for i in seed.. {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let pet = pets[i % pets.len()];
+        let quantity = (i % 3 + 1) as i64;
+        let order = app.ok("place_order", json!({ "order": { "petId": pet, "quantity": quantity } }));
+        placed.fetch_add(1, Ordering::Relaxed);
+        match i / pets.len() % 3 {
+            0 => drop(app.ok("cancel_order", json!({ "id": order["id"] }))),
+            1 => drop(app.ok("update_order", json!({ "id": order["id"], "patch": { "complete": true } }))),
+            _ => {}
+        }
+    }
+}
+
+/// A till on the local API, placing orders until `stop`.
+fn till_orders(address: &str, key: &str, pets: &[i64], stop: &AtomicBool, placed: &AtomicUsize) {
+    let client = Client::new(address, key).unwrap();
+    tauri::async_runtime::block_on(async {
+        for i in 0.. {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let pet = PetId::try_from(pets[i % pets.len()]).unwrap();
+            let new =
+                NewOrder { pet_id: pet, quantity: Quantity::default(), ship_date: None, complete: false };
+            client.place_order(new).await.unwrap();
+            placed.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+}
+
 #[test]
 fn backups_taken_while_orders_go_on_each_restore_whole() {
     let app = app();
@@ -57,71 +107,48 @@ fn backups_taken_while_orders_go_on_each_restore_whole() {
     let out = tempfile::tempdir().unwrap();
     let window = Window::of(&app);
 
-    let written =
-        std::thread::scope(|s| {
-            // The window: orders placed, completed and cancelled through its commands.
-            for seed in 0..2u64 {
-                let (app, pets, stop, placed) = (&window, &pets, &stop, &placed);
-                s.spawn(move || {
-                    // A fixed mix: every pet, quantities 1 to 3, a third each kept open,
-                    // cancelled and completed.
-                    for i in (seed as usize).. {
-                        if stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let pet = pets[i % pets.len()];
-                        let quantity = (i % 3 + 1) as i64;
-                        let order =
-                            app.ok("place_order", json!({ "order": { "petId": pet, "quantity": quantity } }));
-                        placed.fetch_add(1, Ordering::Relaxed);
-                        match i / pets.len() % 3 {
-                            0 => drop(app.ok("cancel_order", json!({ "id": order["id"] }))),
-                            1 => drop(app.ok(
-                                "update_order",
-                                json!({ "id": order["id"], "patch": { "complete": true } }),
-                            )),
-                            _ => {}
-                        }
-                    }
-                });
-            }
-            // A till on the local API.
-            let (pets, stop, placed, address, key) = (&pets, &stop, &placed, &address, &key);
-            s.spawn(move || {
-                let client = Client::new(address, key).unwrap();
-                tauri::async_runtime::block_on(async {
-                    for i in 0.. {
-                        if stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let pet = PetId::try_from(pets[i % pets.len()]).unwrap();
-                        let new = NewOrder {
-                            pet_id: pet,
-                            quantity: Quantity::default(),
-                            ship_date: None,
-                            complete: false,
-                        };
-                        client.place_order(new).await.unwrap();
-                        placed.fetch_add(1, Ordering::Relaxed);
-                    }
-                });
-            });
+    let written = std::thread::scope(|s| {
+        // However this closure ends, a panic included, the clients stop: the scope waits for
+        // them, and one that never stops would hold the test until CI's own limit.
+        let _stop_clients = StopOnDrop(&stop);
+        let mut clients = Vec::new();
+        for seed in 0..2u64 {
+            let (window, pets, stop, placed) = (&window, &pets, &stop, &placed);
+            let client = s.spawn(move || window_orders(window, pets, seed as usize, stop, placed));
+            clients.push((format!("window {seed}"), client));
+        }
+        let (pets, stop, placed, address, key) = (&pets, &stop, &placed, &address, &key);
+        let till = s.spawn(move || till_orders(address, key, pets, stop, placed));
+        clients.push(("till".to_owned(), till));
 
-            let mut written = Vec::new();
-            for n in 0..4 {
-                let before = placed.load(Ordering::Relaxed);
-                while placed.load(Ordering::Relaxed) < before + 10 {
-                    std::thread::sleep(Duration::from_millis(5));
+        let mut written = Vec::new();
+        for n in 0..4 {
+            let before = placed.load(Ordering::Relaxed);
+            let deadline = Instant::now() + ORDERS_DEADLINE;
+            while placed.load(Ordering::Relaxed) < before + 10 {
+                if Instant::now() >= deadline {
+                    let stopped: Vec<&str> = clients
+                        .iter()
+                        .filter(|(_, c)| c.is_finished())
+                        .map(|(name, _)| name.as_str())
+                        .collect();
+                    panic!(
+                        "before backup {n}: {} of 10 orders placed in {} s; clients that stopped: {stopped:?} \
+                         (a panic above says why)",
+                        placed.load(Ordering::Relaxed) - before,
+                        ORDERS_DEADLINE.as_secs()
+                    );
                 }
-                let to = out.path().join(format!("backup-{n}.db"));
-                let path: String =
-                    app.call("backup_database", json!({ "to": to.display().to_string() })).unwrap();
-                assert_eq!(path, to.display().to_string());
-                written.push(to);
+                std::thread::sleep(Duration::from_millis(5));
             }
-            stop.store(true, Ordering::Relaxed);
-            written
-        });
+            let to = out.path().join(format!("backup-{n}.db"));
+            let path: String =
+                app.call("backup_database", json!({ "to": to.display().to_string() })).unwrap();
+            assert_eq!(path, to.display().to_string());
+            written.push(to);
+        }
+        written
+    });
 
     let mut orders = Vec::new();
     for (n, backup) in written.iter().enumerate() {
