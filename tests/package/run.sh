@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The package test: what `make bundle` built is what a shop installs. Checks the .deb's
-# control fields, its desktop entry and icons, that the .rpm exists with the same version,
-# then unpacks the .deb into a temporary root (dpkg-deb -x, no root rights, nothing
-# installed on this machine) and starts the PACKAGED binary under Xvfb with an empty data
-# directory: its local API must answer /health, accept the key it generated and refuse a
-# request without one. Takes no arguments; BUNDLE_DIR defaults to target/release/bundle of
-# this repository. Exits non-zero, with the reason, on the first failed check.
+# control fields, its desktop entry (desktop-file-validate) and icons, the .rpm's version
+# and requirements (read with rpm), then unpacks the .deb into a temporary root
+# (dpkg-deb -x, no root rights, nothing installed on this machine) and starts the PACKAGED
+# binary under Xvfb with an empty data directory: its local API must answer /health, accept
+# the key it generated and refuse a request without one. Takes no arguments; BUNDLE_DIR
+# defaults to target/release/bundle of this repository. Exits non-zero, with the reason, on
+# the first failed check; a missing tool is one.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,8 +23,11 @@ ok() {
   echo "package test: ok: $*"
 }
 
-for tool in dpkg-deb xvfb-run dbus-run-session curl python3 cargo; do
-  command -v "$tool" >/dev/null || fail "missing $tool (apt-get install dpkg xvfb xauth dbus curl python3)"
+# Every check runs: a missing tool is a failure, not a reason to skip one (.ci/install-deps
+# installs them all).
+for tool in dpkg-deb rpm desktop-file-validate xvfb-run dbus-run-session curl python3 cargo; do
+  command -v "$tool" >/dev/null ||
+    fail "missing $tool (apt-get install dpkg rpm desktop-file-utils xvfb xauth dbus curl python3)"
 done
 
 # --- The packages ------------------------------------------------------------------------
@@ -75,13 +79,13 @@ case "$(basename "$rpm")" in
   *-"$version"-*.rpm) ok "rpm $(basename "$rpm") has version $version" ;;
   *) fail "the .rpm's file name $(basename "$rpm") does not carry version $version" ;;
 esac
-# Building needs no rpm tool; where one is installed, read the package itself too.
-if command -v rpm >/dev/null; then
-  [ "$(rpm -qp --qf '%{VERSION}' "$rpm" 2>/dev/null)" = "$version" ] || fail "the .rpm's Version is not $version"
-  requires="$(rpm -qpR "$rpm" 2>/dev/null)"
-  grep -qF 'libwebkit2gtk-4.1.so.0' <<<"$requires" || fail "the .rpm does not require libwebkit2gtk-4.1: $requires"
-  ok "rpm Version $version, requires libwebkit2gtk-4.1"
-fi
+# The package itself, read with rpm: the file name alone proves nothing about its fields.
+# (rpm's own reason, if it cannot, goes to stderr.)
+rpm_version="$(rpm -qp --qf '%{VERSION}' "$rpm")" || fail "rpm cannot read $(basename "$rpm")"
+[ "$rpm_version" = "$version" ] || fail "the .rpm's Version is '$rpm_version', Cargo says '$version'"
+requires="$(rpm -qpR "$rpm")" || fail "rpm cannot read the requirements of $(basename "$rpm")"
+grep -qF 'libwebkit2gtk-4.1.so.0' <<<"$requires" || fail "the .rpm does not require libwebkit2gtk-4.1: $requires"
+ok "rpm Version $version, requires libwebkit2gtk-4.1"
 
 # --- The unpacked tree -------------------------------------------------------------------
 
@@ -126,9 +130,7 @@ entry() {
 [ -n "$(entry Categories)" ] || fail "desktop entry: no Categories (menus would file it under Other)"
 icon="$(entry Icon)"
 [ -n "$icon" ] || fail "desktop entry: no Icon"
-if command -v desktop-file-validate >/dev/null; then
-  desktop-file-validate "$desktop" || fail "desktop entry: desktop-file-validate refused it"
-fi
+desktop-file-validate "$desktop" || fail "desktop entry: desktop-file-validate refused it"
 ok "desktop entry: Name=$(entry Name) Exec=$(entry Exec) Icon=$icon Categories=$(entry Categories)"
 
 # The Icon name must resolve in the hicolor theme at the sizes menus, docks and the
