@@ -10,7 +10,8 @@
 #     PSS sum (shared libraries counted once);
 #   - the Pets screen's actions (page next/last/first, category, status, search, clearing it),
 #     median of SCALE_REPEAT (default 5) runs each, from the click or last key to the new rows
-#     painted.
+#     painted; and the search's debounce as the app applied it, from the last key to the
+#     list_pets request leaving (search_debounce_ms).
 #
 #   tests/e2e/bench.sh --db PATH --out FILE
 #

@@ -379,12 +379,10 @@ test(`the Pets screen at ${fmt(PETS)} pets`, { timeout: 240_000 + LAUNCHES * 60_
       assert.equal(r.snapshot.total, fmt(total));
       assert.deepEqual(r.snapshot.ids, firstIds);
     }
-    // How long the search waited before asking: the debounce, as the UI ran it.
-    record('search_debounce_ms', DEBOUNCE_MS);
-    record(
-      'search_debounce_measured_ms',
-      round(median(samples.get('search').map((r) => r.beforeRequestMs))),
-    );
+    // The debounce the UI really applied: from the last key's input event to the table's
+    // list_pets request leaving (median of the runs), its timer and the reactivity after it
+    // included. DEBOUNCE_MS is only what PetsScreen.svelte asks for.
+    record('search_debounce_ms', round(median(samples.get('search').map((r) => r.beforeRequestMs))));
     shown = await snapshot(browser);
     assert.deepEqual(shown.ids, firstIds);
   } finally {
