@@ -1,5 +1,7 @@
-//! Integration tests of the core, compiled into one binary (see STYLE.md). Every test talks
-//! to real things: a real SQLite file and a real server on port 0.
+//! Integration tests of the core, compiled into one binary: this file declares every suite
+//! as a module, so the crate and its dependencies are linked once, not once per file, and
+//! the shared helpers (`support/`) are compiled once. Every test talks to real things: a
+//! real SQLite file and a real server on port 0.
 
 mod auth;
 mod backup;

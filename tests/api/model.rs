@@ -1,5 +1,7 @@
 //! A property test: random sequences of stock and order operations run against the real
-//! store and against a small, independent model of the rules of DESIGN.md 4. After every
+//! store and against a small, independent model of the pet status and stock rules (an order
+//! takes its stock at once; the last unit taken leaves the pet `pending` while orders are
+//! open, `sold` once none are; returned or counted stock makes it `available`). After every
 //! step both must agree on the outcome (success or error code) and on every pet's status
 //! and stock; and stock plus ordered quantities only ever changes through stock counts.
 

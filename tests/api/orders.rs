@@ -1,4 +1,7 @@
-//! The pet status and stock rules of DESIGN.md 4, through the HTTP API.
+//! The pet status and stock rules, through the HTTP API: an order takes its quantity from
+//! stock at once; the last unit taken makes the pet `pending` while orders are open;
+//! completing the last open order with no stock left sells it; cancelling returns the stock
+//! and makes it `available`; a counter sale is an order placed completed.
 
 use serde_json::json;
 

@@ -1,8 +1,9 @@
 """schemathesis hooks for the Petstore run (loaded through SCHEMATHESIS_HOOKS by run.sh).
 
 The built-in `positive_data_acceptance` check wants every schema-valid request accepted.
-Three rules of the contract (DESIGN.md 4) depend on what is in the database, which no JSON
-Schema can say, and refuse a well-formed request by design:
+Three rules of the contract (the API's error codes, docs/ARCHITECTURE.md "Error codes")
+depend on what is in the database, which no JSON Schema can say, and refuse a well-formed
+request by design:
 
 - `invalid_reference`: a `categoryId` or `petId` in the body that names nothing. The schema
   can promise "a positive id", not "the id of a category that exists".

@@ -1,6 +1,8 @@
-//! The contract suite: local and remote mode are one interface (DESIGN.md 2), so every
-//! scenario is written once against `&dyn Petstore` and run on both backends, the SQLite
-//! `Store` on a fresh database and the HTTP `Client` against a real server on port 0.
+//! The contract suite: local and remote mode are one interface (the app holds either the
+//! SQLite store or the HTTP client, and every screen works the same on both; see
+//! docs/ARCHITECTURE.md, "Invariants"), so every scenario is written once against
+//! `&dyn Petstore` and run on both backends, the SQLite `Store` on a fresh database and the
+//! HTTP `Client` against a real server on port 0.
 //!
 //! Each scenario asserts what the contract says (ids included: both start empty). It also
 //! records every answer in a [`Transcript`]; the client's test then replays the scenario on

@@ -8,8 +8,9 @@ pub fn one<T: rusqlite::types::FromSql>(conn: &Connection, sql: &str) -> T {
     conn.query_row(sql, [], |r| r.get(0)).unwrap_or_else(|e| panic!("{sql}: {e}"))
 }
 
-/// Per pet, stock plus the quantities of its orders (open and completed). DESIGN.md 4 says
-/// only stock counts change it, so it must equal what was stocked.
+/// Per pet, stock plus the quantities of its orders (open and completed). Orders only move
+/// units between the two, so only stock counts and adjustments change it (nothing is ever
+/// oversold): it must equal what was stocked.
 pub fn stocked(conn: &Connection) -> Vec<(i64, i64)> {
     conn.prepare(
         "SELECT p.id, p.stock + coalesce(sum(o.quantity), 0) FROM pets p
