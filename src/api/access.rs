@@ -1,25 +1,23 @@
 //! Who may talk to the API: the DNS-rebinding defence (Host and Origin) for every request,
-//! and Bearer keys for every operation but the service ones: the operator's keys, which may
-//! do everything, and the named keys of the database, each with its scope.
+//! and the key check for every operation but the service ones: Bearer keys, either the
+//! operator's, which may do everything, or the named keys of the database, each with its
+//! scope. `require_key.rs` runs the key check in front of the routes that need it;
+//! `failures.rs` slows down clients that guess keys.
 
-use std::convert::Infallible;
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use axum::extract::{ConnectInfo, Request};
-use axum::http::{HeaderMap, HeaderValue, Method, header};
+use axum::http::{HeaderMap, Method, header};
 use axum::response::{IntoResponse, Response};
+use chrono::{DateTime, Utc};
 use subtle::ConstantTimeEq;
-use tower::{Layer, Service};
 
 use super::error::ApiError;
-use super::failures::retry_after_secs;
-use super::state::AppState;
+use super::failures::{FailedAuth, too_many};
 use crate::api_key;
 use crate::error::ErrorCode;
-use crate::store::{KeyMatch, Scope};
+use crate::store::{KeyMatch, Scope, Store};
 
 /// The Host names a request may carry, with the port the server listens on. A page on
 /// another site that resolves its own name to 127.0.0.1 (DNS rebinding) still sends its
@@ -98,13 +96,74 @@ impl KeyRing {
 /// browser history. They are refused outright, never tried.
 const KEY_PARAMS: &[&str] = &["api_key", "apikey", "key", "access_token", "token"];
 
+/// The key of an `Authorization: Bearer <key>` header: the one reading of that header,
+/// so that the key check and the idempotency scope (`idempotency.rs`) take the same key
+/// from it. The scheme is matched without regard to case, as every HTTP authentication
+/// scheme is (RFC 9110, section 11.1). `None` without the header or with another scheme.
+pub(super) fn bearer_key(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, key) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
+}
+
+/// What the key check found in memory, without the database.
+pub(super) enum FirstLook {
+    /// One of the operator's keys: the request may run.
+    Operator,
+    /// A key that only the database can tell about: the hash to look up.
+    Named([u8; 32]),
+    /// No usable key: the answer is a refusal.
+    Refused(Refusal),
+}
+
+/// The key check's first step, in memory: a key in the URL is refused, a missing one too,
+/// and an operator's key passes. Any other key is a named key's or a wrong one; see
+/// [`check_named`].
+pub(super) fn first_look(req: &Request, keys: &KeyRing) -> FirstLook {
+    let query = req.uri().query().unwrap_or("");
+    if url::form_urlencoded::parse(query.as_bytes()).any(|(name, _)| KEY_PARAMS.contains(&name.as_ref())) {
+        return FirstLook::Refused(Refusal::InUrl(
+            "API keys are not accepted in the URL; send Authorization: Bearer <key>",
+        ));
+    }
+    let Some(key) = bearer_key(req.headers()) else {
+        return FirstLook::Refused(Refusal::NoKey(
+            "this operation needs an API key: send Authorization: Bearer <key>",
+        ));
+    };
+    let presented = api_key::hash(key);
+    if keys.accepts(&presented) { FirstLook::Operator } else { FirstLook::Named(presented) }
+}
+
+/// The key check's second step: the named key with the hash `presented` must be active,
+/// and a `read` key may only read.
+pub(super) async fn check_named(store: &Store, presented: [u8; 32], method: &Method) -> Result<(), Refusal> {
+    let holder = match store.find_key(presented).await.map_err(Refusal::Failed)? {
+        KeyMatch::Active(key) => {
+            tracing::debug!(key = %key.name, scope = %key.scope, "authenticated with a named key");
+            Holder { name: key.name, scope: key.scope }
+        }
+        KeyMatch::Revoked { name } => {
+            tracing::info!(key = %name, "refused a request with the revoked API key");
+            return Err(Refusal::WrongKey("the API key was revoked"));
+        }
+        KeyMatch::Unknown => return Err(Refusal::WrongKey("the API key is not valid")),
+    };
+    if holder.scope.can_write() || method == Method::GET || method == Method::HEAD {
+        Ok(())
+    } else {
+        Err(Refusal::ReadOnly(holder))
+    }
+}
+
 /// Who sent a request with a named key, once it is known.
-struct Holder {
+pub(super) struct Holder {
     name: String,
     scope: Scope,
 }
 
-enum Refusal {
+/// Why the key check refused a request.
+pub(super) enum Refusal {
     /// A key in the URL: refused without being tried, so it is no guess and is not counted
     /// (the request may carry a right key in its header too).
     InUrl(&'static str),
@@ -118,98 +177,9 @@ enum Refusal {
     Failed(crate::Error),
 }
 
-/// The one place that decides whether a request may run: its key must be valid, a `read`
-/// key may only read, and a client guessing keys is slowed down. A layer for the routes
-/// that need a key (axum's `route_layer`), so that an unknown path stays a 404 and the key
-/// is checked before any parameter is parsed.
-///
-/// A hand-written service rather than `from_fn`, which boxed and cloned the routes below it
-/// for every request: an operator's key (the desktop app's, an integration's) is checked in
-/// memory and the route called at once; only a named key waits for the database.
-#[derive(Clone)]
-pub struct RequireKey(pub AppState);
-
-impl<S> Layer<S> for RequireKey {
-    type Service = KeyCheck<S>;
-
-    fn layer(&self, inner: S) -> KeyCheck<S> {
-        KeyCheck { inner, state: self.0.clone() }
-    }
-}
-
-#[derive(Clone)]
-pub struct KeyCheck<S> {
-    inner: S,
-    state: AppState,
-}
-
-impl<S> Service<Request> for KeyCheck<S>
-where
-    S: Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-    S::Future: Send,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = KeyFuture<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: Request) -> Self::Future {
-        let presented = match presented_key(&req) {
-            Ok(key) => api_key::hash(key),
-            Err(refusal) => return KeyFuture::Ready { response: Some(refuse(&self.state, &req, refusal)) },
-        };
-        if self.state.keys.accepts(&presented) {
-            return KeyFuture::Pass { future: self.inner.call(req) };
-        }
-        // The service that was made ready answers the request; a clone takes its place.
-        let clone = self.inner.clone();
-        let mut inner = std::mem::replace(&mut self.inner, clone);
-        let state = self.state.clone();
-        KeyFuture::LookUp {
-            future: Box::pin(async move {
-                let refusal = match find_named(&state, presented).await {
-                    Ok(holder) if holder.scope.can_write() || is_read(req.method()) => {
-                        return inner.call(req).await.unwrap_or_else(|never| match never {});
-                    }
-                    Ok(holder) => Refusal::ReadOnly(holder),
-                    Err(refusal) => refusal,
-                };
-                refuse(&state, &req, refusal)
-            }),
-        }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// The answer of [`KeyCheck`]: the route's own future when the key was checked in
-    /// memory, a refusal, or the database lookup of a named key followed by the route.
-    #[project = KeyFutureProj]
-    pub enum KeyFuture<F> {
-        Pass { #[pin] future: F },
-        Ready { response: Option<Response> },
-        LookUp { future: Pin<Box<dyn Future<Output = Response> + Send>> },
-    }
-}
-
-impl<F: Future<Output = Result<Response, Infallible>>> Future for KeyFuture<F> {
-    type Output = Result<Response, Infallible>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project() {
-            KeyFutureProj::Pass { future } => future.poll(cx),
-            KeyFutureProj::Ready { response } => {
-                Poll::Ready(Ok(response.take().expect("a KeyFuture polled after it finished")))
-            }
-            KeyFutureProj::LookUp { future } => future.as_mut().poll(cx).map(Ok),
-        }
-    }
-}
-
-/// The answer to a request whose key does not let it run.
-fn refuse(state: &AppState, req: &Request, refusal: Refusal) -> Response {
+/// The answer to a request whose key does not let it run. A wrong key counts against its
+/// client in `failures`; past the limit, the client's requests without a right key get 429.
+pub(super) fn refuse(failures: &FailedAuth, now: DateTime<Utc>, req: &Request, refusal: Refusal) -> Response {
     let client = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
@@ -217,11 +187,11 @@ fn refuse(state: &AppState, req: &Request, refusal: Refusal) -> Response {
     let unauthorized = |message: &str| ApiError::new(ErrorCode::Unauthorized, message).into_response();
     match refusal {
         Refusal::InUrl(message) => unauthorized(message),
-        Refusal::NoKey(message) => match state.failures.blocked(client, state.clock.now()) {
+        Refusal::NoKey(message) => match failures.blocked(client, now) {
             Some(wait) => too_many(wait),
             None => unauthorized(message),
         },
-        Refusal::WrongKey(message) => match state.failures.record(client, state.clock.now()) {
+        Refusal::WrongKey(message) => match failures.record(client, now) {
             Some(wait) => too_many(wait),
             None => unauthorized(message),
         },
@@ -237,50 +207,6 @@ fn refuse(state: &AppState, req: &Request, refusal: Refusal) -> Response {
         .into_response(),
         Refusal::Failed(error) => ApiError(error).into_response(),
     }
-}
-
-fn is_read(method: &Method) -> bool {
-    method == Method::GET || method == Method::HEAD
-}
-
-/// The key a request carries, refusing one in the URL.
-fn presented_key(req: &Request) -> Result<&str, Refusal> {
-    let query = req.uri().query().unwrap_or("");
-    if url::form_urlencoded::parse(query.as_bytes()).any(|(name, _)| KEY_PARAMS.contains(&name.as_ref())) {
-        return Err(Refusal::InUrl("API keys are not accepted in the URL; send Authorization: Bearer <key>"));
-    }
-    req.headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")))
-        .map(str::trim)
-        .ok_or(Refusal::NoKey("this operation needs an API key: send Authorization: Bearer <key>"))
-}
-
-/// A named key of the database, by the hash of the presented key.
-async fn find_named(state: &AppState, presented: [u8; 32]) -> Result<Holder, Refusal> {
-    match state.store.find_key(presented).await.map_err(Refusal::Failed)? {
-        KeyMatch::Active(key) => {
-            tracing::debug!(key = %key.name, scope = %key.scope, "authenticated with a named key");
-            Ok(Holder { name: key.name, scope: key.scope })
-        }
-        KeyMatch::Revoked { name } => {
-            tracing::info!(key = %name, "refused a request with the revoked API key");
-            Err(Refusal::WrongKey("the API key was revoked"))
-        }
-        KeyMatch::Unknown => Err(Refusal::WrongKey("the API key is not valid")),
-    }
-}
-
-fn too_many(wait: std::time::Duration) -> Response {
-    let secs = retry_after_secs(wait);
-    let message = format!(
-        "too many failed authentications from this address; requests without a valid API key \
-         are refused for {secs} s more"
-    );
-    let mut response = ApiError::new(ErrorCode::RateLimited, message).into_response();
-    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
-    response
 }
 
 #[cfg(test)]
@@ -306,6 +232,20 @@ mod tests {
         assert!(policy.origin_allowed("http://127.0.0.1:8787"));
         assert!(!policy.origin_allowed("http://evil.example"));
         assert!(!policy.origin_allowed("null"));
+    }
+
+    #[test]
+    fn the_bearer_key_is_read_whatever_the_schemes_case() {
+        let key = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(header::AUTHORIZATION, value.parse().unwrap());
+            bearer_key(&headers).map(str::to_owned)
+        };
+        assert_eq!(key("Bearer psk_1").as_deref(), Some("psk_1"));
+        assert_eq!(key("BEARER  psk_1 ").as_deref(), Some("psk_1"));
+        assert_eq!(key("Basic cHNrXzE="), None);
+        assert_eq!(key("Bearer"), None);
+        assert_eq!(bearer_key(&HeaderMap::new()), None);
     }
 
     #[test]

@@ -14,7 +14,12 @@ use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use axum::http::{HeaderValue, header};
+use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
+
+use super::error::ApiError;
+use crate::error::ErrorCode;
 
 /// How many failed authentications one client may make within `window` before it is
 /// refused (a server setting; tests lower or raise it).
@@ -120,9 +125,22 @@ fn group(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// The answer to a client that must wait `wait` before a request without a right key is
+/// answered again: `429 rate_limited` with `Retry-After`.
+pub fn too_many(wait: Duration) -> Response {
+    let secs = retry_after_secs(wait);
+    let message = format!(
+        "too many failed authentications from this address; requests without a valid API key \
+         are refused for {secs} s more"
+    );
+    let mut response = ApiError::new(ErrorCode::RateLimited, message).into_response();
+    response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    response
+}
+
 /// `Retry-After` in whole seconds, rounded up so that a client that waits that long is
 /// let through.
-pub fn retry_after_secs(wait: Duration) -> u64 {
+fn retry_after_secs(wait: Duration) -> u64 {
     wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
 }
 

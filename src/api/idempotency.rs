@@ -4,9 +4,10 @@
 //! ([`Store::place_order_once`](crate::store::Store::place_order_once)).
 
 use axum::extract::FromRequestParts;
-use axum::http::header::{AUTHORIZATION, HeaderName};
+use axum::http::header::HeaderName;
 use axum::http::request::Parts;
 
+use super::access::bearer_key;
 use super::error::ApiError;
 use crate::error::Error;
 use crate::store::IdempotencyKey;
@@ -28,24 +29,16 @@ impl<S: Send + Sync> FromRequestParts<S> for Idempotency {
         let key = value.to_str().ok().and_then(unquote).ok_or_else(|| {
             invalid("must be a bare token or a quoted string (RFC 8941) of 1 to 255 printable ASCII characters, like 8e03978e-40d5-43e8-bc93-6894a57f9324")
         })?;
-        let key = IdempotencyKey::new(credential(parts), &key).map_err(|e| invalid(&e))?;
+        // Scoped to the key the request authenticated with (the key check has passed when
+        // this runs); a request without one shares the empty scope.
+        let credential = bearer_key(&parts.headers).unwrap_or("");
+        let key = IdempotencyKey::new(credential, &key).map_err(|e| invalid(&e))?;
         Ok(Self(Some(key)))
     }
 }
 
 fn invalid(why: &str) -> ApiError {
     ApiError(Error::invalid_parameter(format!("the Idempotency-Key header {why}")))
-}
-
-/// The Bearer key the request authenticated with, read the way the key check reads it. The
-/// key check has already passed when this runs; a request without one shares the empty
-/// scope.
-fn credential(parts: &Parts) -> &str {
-    let value = parts.headers.get(AUTHORIZATION).and_then(|v| v.to_str().ok()).unwrap_or("");
-    match value.split_at_checked(7) {
-        Some((scheme, key)) if scheme.eq_ignore_ascii_case("bearer ") => key.trim(),
-        _ => value.trim(),
-    }
 }
 
 /// The key in the header's value. The draft makes the field an RFC 8941 sf-string: `"`,

@@ -14,6 +14,7 @@ mod middleware;
 mod orders;
 mod paging;
 mod pets;
+mod require_key;
 mod service;
 mod state;
 
@@ -80,7 +81,7 @@ pub fn operations() -> Vec<Operation> {
 
 /// The whole API for `state`: the routes behind the edge every request passes.
 pub fn service(state: AppState, request_timeout: Duration) -> ApiService {
-    let protected = protected().router.route_layer(access::RequireKey(state.clone()));
+    let protected = protected().router.route_layer(require_key::RequireKey(state.clone()));
     let routes = protected
         .merge(service::routes(Routes::new()).router)
         .merge(docs::router())

@@ -4,6 +4,7 @@
 //! real SQLite file and a real server on port 0.
 
 mod auth;
+mod authorization_header;
 mod backup;
 mod busy_database;
 mod categories;
