@@ -48,7 +48,7 @@ pub enum OpenError {
     Migration { path: PathBuf, reason: String },
 }
 
-const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The page size of a new database, half SQLite's default. An order changes a few small
 /// rows on pages far apart (its pet, the pet's entry in the stock index, its entry in
@@ -69,6 +69,7 @@ pub(in crate::store) fn open_writer(path: &Path) -> Result<Connection, OpenError
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         return Err(unusable(&format!("the folder {} does not exist", dir.display())));
     }
+    super::files::make_private(path).map_err(|e| unusable(&e))?;
     let mut conn = open_file(path, OpenFlags::default()).map_err(|e| unusable(&e))?;
 
     // Look before writing anything: even `journal_mode = WAL` changes the file.
@@ -113,11 +114,14 @@ pub(in crate::store) fn open_writer(path: &Path) -> Result<Connection, OpenError
     Ok(conn)
 }
 
-pub(super) fn open_reader(path: &Path) -> Result<Connection> {
+/// A read-only connection that waits up to `busy` for a lock (setting `synchronous`
+/// reads the schema, which may find the database locked already).
+pub(super) fn open_reader(path: &Path, busy: Duration) -> rusqlite::Result<Connection> {
     let flags =
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
-    let conn = open_file(path, flags).map_err(Error::internal)?;
-    apply_pragmas(&conn)?;
+    let conn = open_file(path, flags)?;
+    conn.busy_timeout(busy)?;
+    set_up(&conn)?;
     Ok(conn)
 }
 
@@ -160,6 +164,10 @@ fn without_memory_statistics() {
 /// power cut must not lose an acknowledged one.
 fn apply_pragmas(conn: &Connection) -> Result<()> {
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    Ok(set_up(conn)?)
+}
+
+fn set_up(conn: &Connection) -> rusqlite::Result<()> {
     // Plans must not depend on bound values. Without this SQLite (3.47 on) reads the value
     // bound to `LIMIT ?`/`OFFSET ?` while planning and re-prepares the cached statement
     // whenever it changes: 16 % of a busy server's time went to parsing list queries again

@@ -46,6 +46,7 @@
 mod admission;
 mod checkpointer;
 mod connection;
+mod files;
 mod readers;
 #[cfg(target_os = "linux")]
 mod wal_writes;
@@ -60,6 +61,7 @@ use tokio::sync::broadcast;
 pub use admission::WriteAdmission;
 pub(super) use connection::open_writer;
 pub use connection::{OpenError, SCHEMA_VERSION, migrations};
+pub use files::create_private_dir;
 pub(super) use readers::Snapshot;
 
 use super::Change;

@@ -14,14 +14,24 @@
 //!   [`MAX_AGE`], and a read that must see the latest (a key check) begins a new one.
 //!
 //! A snapshot also holds back the checkpointer, which copies only what every snapshot has,
-//! and SQLite, which starts the WAL over only when no snapshot is left on it. So a snapshot
-//! never stays open on a connection that nobody uses: [`Readers::renew`] ends those of
-//! the idle connections, a connection in use ends its own when it is given back if a commit
-//! came meanwhile, and the checkpointer ends every idle one before it copies.
+//! and SQLite, which starts the WAL over only when no snapshot is left on it; another
+//! process's checkpointer too, which this store never hears of. So a snapshot never stays
+//! open on a connection that nobody uses: [`Readers::renew`] ends those of the idle
+//! connections, a connection in use ends its own when it is given back if a commit came
+//! meanwhile, the checkpointer ends every idle one before it copies, and a sweeper thread
+//! ends any idle one once it is [`MAX_AGE`] old (a store that read once and went idle
+//! would otherwise keep its snapshot, and another process's WAL growing, for good).
+//!
+//! Reads of a few index steps run at once on the calling task ([`Readers::read_bounded`]).
+//! They never wait there on a lock: on those reads a connection's busy timeout is zero, and
+//! a read that finds the database locked (another process's exclusive lock, WAL recovery)
+//! is run again on the blocking pool, where it waits as long as any other read. A cold page
+//! is the one wait left on the task: a bounded read touches a handful of pages.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak, mpsc};
+use std::thread;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
@@ -61,12 +71,44 @@ pub(super) struct Readers {
     commits: AtomicU64,
     /// [`MAX_AGE`], but for tests.
     max_age: Duration,
+    /// Wakes the sweeper (see [`sweep`]); dropping it stops the sweeper.
+    wake_sweeper: mpsc::SyncSender<()>,
+    /// The sweeper sleeps until woken: no idle connection had a snapshot when it looked.
+    sweeper_idle: AtomicBool,
 }
 
 struct Reader {
     conn: Connection,
     /// The commit count and the time at which the open read transaction began, if one is.
     began: Option<(u64, Instant)>,
+    /// Whether the connection waits for a lock (its busy timeout is set), or fails at once.
+    waits: bool,
+}
+
+/// How long a read waits when the database is locked as its snapshot begins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// Not at all: it runs on an async task, whose thread serves other requests.
+    Never,
+    /// The connection's busy timeout: it runs on a thread of its own.
+    AsLongAsAnyRead,
+}
+
+impl Wait {
+    fn busy_timeout(self) -> Duration {
+        match self {
+            Wait::Never => Duration::ZERO,
+            Wait::AsLongAsAnyRead => connection::BUSY_TIMEOUT,
+        }
+    }
+}
+
+/// The database was locked: another process's exclusive lock, or a WAL being recovered.
+fn is_locked(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
 }
 
 impl Readers {
@@ -75,13 +117,26 @@ impl Readers {
     }
 
     fn with_max_age(path: PathBuf, max_age: Duration) -> Arc<Self> {
-        Arc::new(Self {
+        let (wake_sweeper, woken) = mpsc::sync_channel(1);
+        let readers = Arc::new(Self {
             path,
             idle: Mutex::new(Vec::with_capacity(READERS)),
             slots: Semaphore::new(READERS),
             commits: AtomicU64::new(0),
             max_age,
-        })
+            wake_sweeper,
+            sweeper_idle: AtomicBool::new(false),
+        });
+        let swept = Arc::downgrade(&readers);
+        // Without the sweeper idle snapshots still end at every commit and checkpoint of
+        // this store; only another process's checkpoints would suffer, so a failure to
+        // start a thread is logged, not fatal.
+        if let Err(e) =
+            thread::Builder::new().name("petstore-snapshots".into()).spawn(move || sweep(&swept, &woken))
+        {
+            tracing::warn!(error = %e, "the idle-snapshot sweeper did not start");
+        }
+        readers
     }
 
     /// Runs `f` in `snapshot` off the async runtime, on Tokio's blocking pool, inside the
@@ -94,26 +149,37 @@ impl Readers {
         let _slot = self.slots.acquire().await.map_err(Error::internal)?;
         let readers = self.clone();
         let span = tracing::Span::current();
-        tokio::task::spawn_blocking(move || span.in_scope(|| readers.run(snapshot, f)))
-            .await
-            .map_err(Error::internal)?
+        tokio::task::spawn_blocking(move || {
+            span.in_scope(|| {
+                let reader = readers.ready(snapshot, Wait::AsLongAsAnyRead)?;
+                // A patient connection is always ready or failed.
+                let reader = reader.ok_or_else(|| Error::internal("a read found the database locked"))?;
+                readers.finish(reader, f)
+            })
+        })
+        .await
+        .map_err(Error::internal)?
     }
 
     /// Runs `f` in `snapshot` at once on the calling thread, for reads bounded to a few
     /// index steps: rows found by key, or a first page whose count is a kept one. Handing
     /// such a read to the blocking pool and back (two thread wake-ups) costs as much as the
     /// read itself, which is microseconds of B-tree descent; so it is done here, like any
-    /// short computation of an async task. When every reader is busy it waits its turn like
-    /// any other read.
+    /// short computation of an async task. It never waits on the task: when every reader
+    /// is busy, or the database is locked when its snapshot begins, it is run by [`read`]
+    /// (`Self::read`) like any other read.
     pub async fn read_bounded<T, F>(self: &Arc<Self>, snapshot: Snapshot, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
     {
-        match self.slots.try_acquire() {
-            Ok(_slot) => self.run(snapshot, f),
-            Err(_) => self.read(snapshot, f).await,
+        if let Ok(slot) = self.slots.try_acquire() {
+            if let Some(reader) = self.ready(snapshot, Wait::Never)? {
+                return self.finish(reader, f);
+            }
+            drop(slot);
         }
+        self.read(snapshot, f).await
     }
 
     /// From now on no read uses a snapshot begun before, and the idle connections' end
@@ -131,21 +197,42 @@ impl Readers {
         end_snapshots(&mut self.idle());
     }
 
-    fn run<T>(&self, snapshot: Snapshot, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let mut reader = self.take()?;
+    /// A connection ready to read in `snapshot`, or, waiting [`Wait::Never`], none when the
+    /// database was locked as the snapshot began.
+    fn ready(&self, snapshot: Snapshot, wait: Wait) -> Result<Option<Reader>> {
+        let mut reader = match self.take(wait) {
+            Ok(reader) => reader,
+            Err(e) if wait == Wait::Never && is_locked(&e) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        reader.wait(wait)?;
         // On failure the connection is dropped, not given back: its state is unknown, and a
         // new one costs little.
-        reader.prepare(snapshot, self.commits.load(Ordering::Acquire), self.max_age)?;
+        match reader.prepare(snapshot, self.commits.load(Ordering::Acquire), self.max_age) {
+            Ok(()) => Ok(Some(reader)),
+            Err(e) if wait == Wait::Never && is_locked(&e) => {
+                if reader.end().is_ok() {
+                    self.give_back(reader);
+                }
+                Ok(None)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Runs `f` on a ready connection and gives it back.
+    fn finish<T>(&self, reader: Reader, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         let result = f(&reader.conn);
         self.give_back(reader);
         result
     }
 
-    fn take(&self) -> Result<Reader> {
-        match self.idle().pop() {
-            Some(reader) => Ok(reader),
-            None => Ok(Reader { conn: connection::open_reader(&self.path)?, began: None }),
+    fn take(&self, wait: Wait) -> rusqlite::Result<Reader> {
+        if let Some(reader) = self.idle().pop() {
+            return Ok(reader);
         }
+        let conn = connection::open_reader(&self.path, wait.busy_timeout())?;
+        Ok(Reader { conn, began: None, waits: wait == Wait::AsLongAsAnyRead })
     }
 
     fn give_back(&self, mut reader: Reader) {
@@ -160,11 +247,56 @@ impl Readers {
         if stale && reader.end().is_err() {
             return;
         }
+        let snapshot = reader.began.is_some();
         idle.push(reader);
+        drop(idle);
+        // The sweeper set the flag before it looked under the same lock: either it saw this
+        // connection, or the flag is seen here.
+        if snapshot && self.sweeper_idle.swap(false, Ordering::SeqCst) {
+            let _ = self.wake_sweeper.try_send(());
+        }
+    }
+
+    /// Ends the snapshots of idle connections that are [`MAX_AGE`] old; answers how long
+    /// until the youngest one left is, if one is left.
+    fn end_aged_snapshots(&self) -> Option<Duration> {
+        let mut idle = self.idle();
+        let mut next: Option<Duration> = None;
+        idle.retain_mut(|reader| {
+            let Some((_, since)) = reader.began else { return true };
+            match self.max_age.checked_sub(since.elapsed()) {
+                Some(left) if !left.is_zero() => {
+                    next = Some(next.map_or(left, |n| n.min(left)));
+                    true
+                }
+                _ => reader.end().is_ok(),
+            }
+        });
+        next
     }
 
     fn idle(&self) -> MutexGuard<'_, Vec<Reader>> {
         self.idle.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The sweeper thread: ends idle snapshots as they reach their age, sleeping until the
+/// next one does, or, when none is left, until a connection is given back with one. It
+/// ends when the readers are dropped (their end of `woken` with them).
+fn sweep(readers: &Weak<Readers>, woken: &mpsc::Receiver<()>) {
+    loop {
+        let Some(readers) = readers.upgrade() else { return };
+        readers.sweeper_idle.store(true, Ordering::SeqCst);
+        let next = readers.end_aged_snapshots();
+        if next.is_some() {
+            readers.sweeper_idle.store(false, Ordering::SeqCst);
+        }
+        // Not held while asleep: the store may close meanwhile.
+        drop(readers);
+        let wait = next.unwrap_or(Duration::from_secs(3600));
+        if let Err(mpsc::RecvTimeoutError::Disconnected) = woken.recv_timeout(wait) {
+            return;
+        }
     }
 }
 
@@ -175,29 +307,45 @@ fn end_snapshots(idle: &mut Vec<Reader>) {
 
 impl Reader {
     /// Makes the connection ready to read in `snapshot`, `commits` being the store's count.
-    fn prepare(&mut self, snapshot: Snapshot, commits: u64, max_age: Duration) -> Result<()> {
+    fn prepare(&mut self, snapshot: Snapshot, commits: u64, max_age: Duration) -> rusqlite::Result<()> {
         let current = self.began.is_some_and(|(at, since)| at == commits && since.elapsed() < max_age);
         if snapshot == Snapshot::Kept && current {
             return Ok(());
         }
-        self.end()?;
+        self.end_transaction()?;
         if snapshot != Snapshot::Outside {
-            // Deferred: SQLite takes the snapshot at the read's first statement, which is
-            // after the count was loaded, so it holds every commit counted.
+            // BEGIN is deferred; the schema version's read takes the snapshot now (after
+            // the count was loaded, so it holds every commit counted), which is the one
+            // moment a read can find the database locked: once it holds a snapshot, WAL
+            // takes no further lock for it.
             self.conn.prepare_cached("BEGIN")?.execute([])?;
+            self.conn.prepare_cached("PRAGMA schema_version")?.query_row([], |_| Ok(()))?;
             self.began = Some((commits, Instant::now()));
+        }
+        Ok(())
+    }
+
+    /// Sets how long the connection waits for a lock, if that changes.
+    fn wait(&mut self, wait: Wait) -> Result<()> {
+        let waits = wait == Wait::AsLongAsAnyRead;
+        if self.waits != waits {
+            self.conn.busy_timeout(wait.busy_timeout())?;
+            self.waits = waits;
         }
         Ok(())
     }
 
     /// Ends the open read transaction, if there is one.
     fn end(&mut self) -> Result<()> {
+        Ok(self.end_transaction().inspect_err(|e| {
+            tracing::warn!(error = %e, "a read connection could not end its snapshot; it is closed");
+        })?)
+    }
+
+    fn end_transaction(&mut self) -> rusqlite::Result<()> {
         self.began = None;
         if !self.conn.is_autocommit() {
-            self.conn.prepare_cached("COMMIT")?.execute([]).map_err(|e| {
-                tracing::warn!(error = %e, "a read connection could not end its snapshot; it is closed");
-                e
-            })?;
+            self.conn.prepare_cached("COMMIT")?.execute([])?;
         }
         Ok(())
     }
@@ -307,5 +455,67 @@ mod tests {
         readers.end_idle_snapshots();
         let (frames, copied) = checkpoint(&other);
         assert_eq!(copied, frames);
+    }
+
+    #[tokio::test]
+    async fn an_idle_snapshot_ends_once_it_is_old_without_waiting_for_the_next_read() {
+        let (_dir, _other, readers) = setup(Duration::from_millis(20));
+        assert_eq!(value(&readers, Snapshot::Kept).await, 1);
+        assert_eq!(idle_in_snapshot(&readers), [true]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while idle_in_snapshot(&readers) != [false] {
+            assert!(Instant::now() < deadline, "the idle connection still holds its snapshot");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    const HOLDER: &str = "import sqlite3, sys\n\
+        c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
+        c.execute('BEGIN EXCLUSIVE'); c.execute('UPDATE t SET v = 2')\n\
+        print('locked', flush=True); sys.stdin.readline(); c.execute('COMMIT')\n";
+
+    /// Another process holds an exclusive lock on the database until a task on this
+    /// runtime's only thread tells it to let go: a read that waited for the lock on that
+    /// thread would wait out its busy timeout and fail, since the task could never run.
+    /// (A rollback-journal database, where a writer's lock keeps readers out: in WAL mode
+    /// that takes another process's WAL recovery or exclusive locking mode.)
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_bounded_read_never_waits_for_a_lock_on_the_async_runtime() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        Connection::open(&path)
+            .unwrap()
+            .execute_batch("CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1)")
+            .unwrap();
+        let readers = Readers::with_max_age(path.clone(), LONG);
+        // Another process, which holds the lock until a line comes on its input.
+        let holder = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(HOLDER)
+            .arg(&path)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut locked = std::io::BufReader::new(holder.stdout.unwrap());
+        let mut line = String::new();
+        std::io::BufRead::read_line(&mut locked, &mut line).unwrap();
+        assert_eq!(line.trim(), "locked");
+        let mut let_go = holder.stdin.unwrap();
+
+        let read = tokio::spawn({
+            let readers = readers.clone();
+            async move {
+                readers
+                    .read_bounded(Snapshot::Latest, |c| {
+                        Ok(c.query_row("SELECT v FROM t", [], |r| r.get::<_, i64>(0))?)
+                    })
+                    .await
+            }
+        });
+        // Runs only if the read left the thread free.
+        tokio::task::yield_now().await;
+        std::io::Write::write_all(&mut let_go, b"let go\n").unwrap();
+        assert_eq!(read.await.unwrap(), Ok(2), "the read waited on the blocking pool, then saw the commit");
     }
 }
