@@ -5,9 +5,11 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Keys shorter than this (in characters) may hold fewer than 128 random bits, the minimum
-/// DESIGN.md asks for. Generated keys are far longer; a short key an operator chose is
-/// accepted with a warning (it is their test bench), a short key file is refused.
+/// Keys shorter than this (in characters) may hold fewer than 128 random bits, the least a
+/// key must carry for its unsalted SHA-256 hash, all the server keeps, to be safe to lose
+/// (docs/ARCHITECTURE.md, "Decisions": Bearer keys). Generated keys are far longer; a short
+/// key an operator chose is accepted with a warning (it is their test bench), a short key
+/// file is refused.
 pub const MIN_KEY_CHARS: usize = 22;
 
 #[derive(Debug, thiserror::Error)]

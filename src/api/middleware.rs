@@ -5,10 +5,11 @@
 //! body) is rewritten into the contract's Error object on the way out.
 //!
 //! Written by hand rather than as a stack of tower-http layers (`CatchPanic`, `SetRequestId`,
-//! `Trace`, `PropagateRequestId`) and an axum `from_fn`, which is what STYLE.md would have:
-//! applied to the router, each of those wrapped every route, boxed its future and cloned the
-//! routes below it for every request, and together they cost a tenth of a
-//! `GET /pets/{petId}` (measured with and without them). Here the request is boxed once.
+//! `Trace`, `PropagateRequestId`) and an axum `from_fn`, although the project otherwise
+//! prefers a maintained library to its own code: applied to the router, each of those
+//! wrapped every route, boxed its future and cloned the routes below it for every request,
+//! and together they cost a tenth of a `GET /pets/{petId}` (measured with and without them).
+//! Here the request is boxed once. docs/ARCHITECTURE.md, "Decisions", has the figures.
 
 use std::convert::Infallible;
 use std::future::poll_fn;

@@ -1,5 +1,6 @@
-//! The client as a [`Petstore`] backend: each operation is the REST call of DESIGN.md 4,
-//! and answers as the SQLite store would (the contract suite compares the two).
+//! The client as a [`Petstore`] backend: each operation is its REST call in openapi.yaml,
+//! and answers as the SQLite store would (the contract suite, `tests/api/contract/`,
+//! compares the two).
 
 use async_trait::async_trait;
 use reqwest::Method;

@@ -1,11 +1,11 @@
 //! The HTTP client of the Petstore REST API: a [`Petstore`](crate::Petstore) backend that
 //! talks to a remote server (remote mode of the app) with exactly the results the local
-//! SQLite store gives. The contract suite (`tests/api/contract.rs`) holds it to that.
+//! SQLite store gives. The contract suite (`tests/api/contract/`) holds it to that.
 //!
 //! - `base_url`: parsing the remote's address and joining operation paths to it;
 //! - `transport`: one request and its answer, with the size limit and timeouts;
 //! - `errors`: what went wrong, as the core [`Error`];
-//! - `backend`: the `Petstore` operations as REST calls (DESIGN.md 4).
+//! - `backend`: the `Petstore` operations as REST calls (the operations of openapi.yaml).
 
 mod backend;
 mod base_url;
