@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 
+import { category, order, paged, pet, stockItem } from '../src/dev/fixtures';
+import { mockBackend, reject } from '../src/dev/mockBackend';
 import * as api from '../src/lib/api';
 import { isCommandError, toCommandError } from '../src/lib/errors';
-import { category, mockBackend, order, paged, pet, reject, stockItem } from './backend';
 
 describe('api wrappers', () => {
   it('list_pets gets the full query, unused fields null or empty', async () => {

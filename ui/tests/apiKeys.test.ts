@@ -2,22 +2,11 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 
+import { apiKey as key, localStatus, TIME as T } from '../src/dev/fixtures';
+import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
 import type { KeyInfo } from '../src/lib/bindings/KeyInfo';
 import { status } from '../src/lib/status.svelte';
 import ApiKeysPanel from '../src/screens/settings/ApiKeysPanel.svelte';
-import { localStatus, mockBackend, reject, type Handler } from './backend';
-
-const T = '2026-11-22T10:15:00Z';
-
-const key = (name: string, more: Partial<KeyInfo> = {}): KeyInfo => ({
-  name,
-  scope: 'read',
-  prefix: 'psk_0a1b2c3d',
-  createdAt: T,
-  rotatedAt: null,
-  revokedAt: null,
-  ...more,
-});
 
 const SECRET = 'psk_9f8e7d6c5b4a39281706f5e4d3c2b1a09f8e7d6c5b4a39281706f5e4d3c2b1a0';
 

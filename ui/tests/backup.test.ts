@@ -2,9 +2,10 @@ import { render, screen, waitFor } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
+import { localStatus } from '../src/dev/fixtures';
+import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
 import { status } from '../src/lib/status.svelte';
 import BackupPanel from '../src/screens/settings/BackupPanel.svelte';
-import { localStatus, mockBackend, reject, type Handler } from './backend';
 
 const FIRST = '/home/shop/petstore-backup-2026-11-22.db';
 const SECOND = '/home/shop/petstore-backup-2026-11-22-2.db';

@@ -2,8 +2,9 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
+import { category, paged } from '../src/dev/fixtures';
+import { mockBackend, reject } from '../src/dev/mockBackend';
 import CategoriesScreen from '../src/screens/CategoriesScreen.svelte';
-import { category, mockBackend, paged, reject } from './backend';
 
 describe('Categories screen', () => {
   it('lists categories with pet counts; a category in use is refused clearly', async () => {

@@ -4,7 +4,8 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
 import App from '../src/App.svelte';
-import { category, localStatus, mockBackend, paged, pet } from './backend';
+import { category, localStatus, paged, pet } from '../src/dev/fixtures';
+import { mockBackend } from '../src/dev/mockBackend';
 
 describe('data change events', () => {
   it('a petstore://changed event refreshes the screen once per burst', async () => {

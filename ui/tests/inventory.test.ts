@@ -2,8 +2,9 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
+import { adjustment, paged, stockItem } from '../src/dev/fixtures';
+import { mockBackend, type Handler } from '../src/dev/mockBackend';
 import InventoryScreen from '../src/screens/InventoryScreen.svelte';
-import { mockBackend, paged, stockItem, type Handler } from './backend';
 
 const ITEMS = [stockItem(3, 'Tom', 0, { status: 'sold' }), stockItem(1, 'Rex', 4), stockItem(2, 'Bella', 9)];
 
@@ -15,22 +16,8 @@ function backend(more: Record<string, Handler> = {}) {
     set_inventory: ({ petId, update }) => stockItem(petId, 'Rex', update.quantity),
     list_adjustments: () =>
       paged([
-        {
-          id: 2,
-          petId: 1,
-          delta: -1,
-          reason: 'Damaged',
-          quantityAfter: 4,
-          createdAt: '2026-11-22T10:15:00Z',
-        },
-        {
-          id: 1,
-          petId: 1,
-          delta: 5,
-          reason: 'Delivery received',
-          quantityAfter: 5,
-          createdAt: '2026-11-21T09:00:00Z',
-        },
+        adjustment(2, 1, -1, 'Damaged', 4),
+        adjustment(1, 1, 5, 'Delivery received', 5, { createdAt: '2026-11-21T09:00:00Z' }),
       ]),
     ...more,
   });

@@ -2,9 +2,10 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
+import { order, paged, pet, stockItem } from '../src/dev/fixtures';
+import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
 import { toast } from '../src/lib/toast.svelte';
 import OrdersScreen from '../src/screens/OrdersScreen.svelte';
-import { mockBackend, order, paged, pet, reject, stockItem, type Handler } from './backend';
 
 const ORDERS = [order(12, 1, { quantity: 2 }), order(11, 2)];
 

@@ -2,8 +2,9 @@ import { fireEvent, render, screen, waitFor, within } from '@testing-library/sve
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
+import { category, paged, pet, stockItem } from '../src/dev/fixtures';
+import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
 import PetsScreen from '../src/screens/PetsScreen.svelte';
-import { category, mockBackend, paged, pet, reject, stockItem, type Handler } from './backend';
 
 const PETS = [pet(1, 'Rex'), pet(2, 'Bella', { status: 'pending' }), pet(3, 'Tom', { categoryId: 2, status: 'sold' })];
 

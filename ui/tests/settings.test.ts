@@ -2,18 +2,12 @@ import { render, screen, waitFor } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 
+import { localStatus, settingsView } from '../src/dev/fixtures';
+import { mockBackend, type Handler } from '../src/dev/mockBackend';
 import type { SettingsView } from '../src/lib/bindings/SettingsView';
 import SettingsScreen from '../src/screens/SettingsScreen.svelte';
-import { localStatus, mockBackend, type Handler } from './backend';
 
-const REMOTE: SettingsView = {
-  hasRemoteKey: true,
-  remoteKeyStorage: 'keyring',
-  keyringError: null,
-  backend: 'remote',
-  baseUrl: 'http://shop-server.lan:8787',
-  localApi: { enabled: true, port: 8787 },
-};
+const REMOTE = settingsView({ hasRemoteKey: true, backend: 'remote', baseUrl: 'http://shop-server.lan:8787' });
 
 function backend(view: SettingsView = REMOTE, more: Record<string, Handler> = {}) {
   return mockBackend({

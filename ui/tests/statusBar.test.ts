@@ -2,8 +2,9 @@ import { render, screen, waitFor } from '@testing-library/svelte';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
 import StatusBar from '../src/components/StatusBar.svelte';
+import { localStatus } from '../src/dev/fixtures';
+import { mockBackend } from '../src/dev/mockBackend';
 import { status } from '../src/lib/status.svelte';
-import { localStatus, mockBackend } from './backend';
 
 describe('Status bar', () => {
   afterEach(() => vi.useRealTimers());

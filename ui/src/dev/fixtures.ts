@@ -1,0 +1,88 @@
+// Records as the app's commands return them, shared by the UI tests and mock mode, so that
+// a change to a generated binding breaks the type check of both in the same place.
+
+import type { Category } from '../lib/bindings/Category';
+import type { InventoryAdjustment } from '../lib/bindings/InventoryAdjustment';
+import type { InventoryItem } from '../lib/bindings/InventoryItem';
+import type { KeyInfo } from '../lib/bindings/KeyInfo';
+import type { Order } from '../lib/bindings/Order';
+import type { Pet } from '../lib/bindings/Pet';
+import type { SettingsView } from '../lib/bindings/SettingsView';
+import type { Status } from '../lib/bindings/Status';
+
+/** When every fixture was made, unless it says otherwise. */
+export const TIME = '2026-11-22T10:15:00Z';
+
+export const pet = (id: number, name: string, more: Partial<Pet> = {}): Pet => ({
+  id,
+  name,
+  categoryId: 1,
+  status: 'available',
+  description: null,
+  createdAt: TIME,
+  updatedAt: TIME,
+  ...more,
+});
+
+export const category = (id: number, name: string, petCount = 0, more: Partial<Category> = {}): Category => ({
+  id,
+  name,
+  description: null,
+  petCount,
+  createdAt: TIME,
+  ...more,
+});
+
+export const order = (id: number, petId: number, more: Partial<Order> = {}): Order => ({
+  id,
+  petId,
+  quantity: 1,
+  shipDate: null,
+  complete: false,
+  createdAt: TIME,
+  ...more,
+});
+
+export const stockItem = (petId: number, petName: string, quantity: number, more: Partial<InventoryItem> = {}) =>
+  ({ petId, petName, status: 'available', quantity, updatedAt: TIME, ...more }) satisfies InventoryItem;
+
+export const adjustment = (
+  id: number,
+  petId: number,
+  delta: number,
+  reason: string,
+  quantityAfter: number,
+  more: Partial<InventoryAdjustment> = {},
+): InventoryAdjustment => ({ id, petId, delta, reason, quantityAfter, createdAt: TIME, ...more });
+
+export const apiKey = (name: string, more: Partial<KeyInfo> = {}): KeyInfo => ({
+  name,
+  scope: 'read',
+  prefix: 'psk_0a1b2c3d',
+  createdAt: TIME,
+  rotatedAt: null,
+  revokedAt: null,
+  ...more,
+});
+
+export const paged = <T>(items: T[], total = items.length) => ({ items, total });
+
+export const localStatus = (more: Partial<Status> = {}): Status => ({
+  backend: 'local',
+  target: '/data/petstore.db',
+  reachable: true,
+  message: null,
+  localApi: { enabled: true, address: 'http://127.0.0.1:8787', error: null },
+  remoteKeyStorage: null,
+  ...more,
+});
+
+export const settingsView = (more: Partial<SettingsView> = {}): SettingsView => ({
+  hasRemoteKey: false,
+  remoteKeyStorage: 'keyring',
+  keyringError: null,
+  backend: 'local',
+  baseUrl: null,
+  localApi: { enabled: true, port: 8787 },
+  ...more,
+});
