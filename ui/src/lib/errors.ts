@@ -33,7 +33,11 @@ export function asCommandError(value: unknown): CommandError {
   throw value;
 }
 
-/** What staff can do about the conflicts the business rules produce (DESIGN.md 4). */
+/**
+ * What staff can do about a refusal of the business rules (docs/ARCHITECTURE.md, "Pet status
+ * and stock rules") or a remote that cannot be used. Every code, and where it comes from:
+ * docs/ARCHITECTURE.md, "Error codes".
+ */
 const HINTS: Partial<Record<ErrorCode, string>> = {
   insufficient_stock: 'Not enough in stock for that: add stock first, or take fewer.',
   pet_not_available: 'Only available pets can be ordered.',

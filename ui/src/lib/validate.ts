@@ -1,5 +1,7 @@
-// Checks done before calling, with the same bounds as the API (DESIGN.md 4), so a typo is
-// caught where it was typed. The server checks again; its message wins when it disagrees.
+// Checks done before calling, with the same bounds as the API (openapi.yaml): an order of 1
+// to 10,000, stock of 0 to 1,000,000, a change of stock other than 0 and at most 1,000,000
+// either way, a reason of 1 to 200 characters. A typo is caught where it was typed; the
+// server checks again, and its message wins when it disagrees.
 
 import { formatNumber } from './format';
 
