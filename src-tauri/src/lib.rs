@@ -9,6 +9,7 @@ mod error;
 mod events;
 mod input;
 mod local_api;
+mod private;
 mod secret_store;
 mod settings;
 mod shell;
@@ -63,7 +64,8 @@ impl Launch {
             Some(dir) => dir.clone(),
             None => app.path().app_data_dir()?,
         };
-        std::fs::create_dir_all(&dir)?;
+        private::create_dir_all(&dir)?;
+        private::tighten_dir(&dir);
         Ok(dir)
     }
 }

@@ -99,6 +99,8 @@ pub mod persist {
     use super::Settings;
     use crate::error::{CommandError, CommandResult};
 
+    /// The file, in the data directory.
+    pub const FILE_NAME: &str = "settings.json";
     const SETTINGS: &str = "settings";
     /// Where versions before the keyring kept the remote key; read once to move it out.
     const LEGACY_REMOTE_KEY: &str = "remoteKey";
@@ -107,7 +109,14 @@ pub mod persist {
         app: &tauri::AppHandle<R>,
         dir: &Path,
     ) -> CommandResult<std::sync::Arc<tauri_plugin_store::Store<R>>> {
-        app.store(dir.join("settings.json")).map_err(CommandError::internal)
+        app.store(dir.join(FILE_NAME)).map_err(CommandError::internal)
+    }
+
+    /// Creates the file, private, before the store writes it: the store writes in place,
+    /// keeping the mode of a file that exists, and saves every store it loaded when the app
+    /// exits, so this must be done as soon as the store is opened, not only before a save.
+    fn ensure_private(dir: &Path) -> CommandResult<()> {
+        crate::private::ensure_file(&dir.join(FILE_NAME), b"{}").map_err(CommandError::internal)
     }
 
     /// The saved settings, or the defaults when none are saved (or they do not parse,
@@ -119,6 +128,7 @@ pub mod persist {
         default_port: u16,
     ) -> CommandResult<(Settings, Option<String>)> {
         let store = store(app, dir)?;
+        ensure_private(dir)?;
         let settings = match store.get(SETTINGS) {
             Some(value) => serde_json::from_value(value).unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "the saved settings do not parse; using the defaults");
@@ -135,6 +145,7 @@ pub mod persist {
 
     pub fn save<R: Runtime>(app: &tauri::AppHandle<R>, dir: &Path, settings: &Settings) -> CommandResult<()> {
         let store = store(app, dir)?;
+        ensure_private(dir)?;
         store.set(SETTINGS, json!(settings));
         store.save().map_err(CommandError::internal)
     }
@@ -142,6 +153,7 @@ pub mod persist {
     /// Deletes the remote key an earlier version kept here, once it is in the secret store.
     pub fn remove_legacy_key<R: Runtime>(app: &tauri::AppHandle<R>, dir: &Path) -> CommandResult<()> {
         let store = store(app, dir)?;
+        ensure_private(dir)?;
         if store.delete(LEGACY_REMOTE_KEY) {
             store.save().map_err(CommandError::internal)?;
         }

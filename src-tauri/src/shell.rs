@@ -15,7 +15,8 @@ use crate::backend::{Backend, Target};
 use crate::deferred::Deferred;
 use crate::error::{CommandError, CommandResult};
 use crate::local_api::{LocalApi, LocalApiStatus};
-use crate::secret_store::{KeyOrigin, RemoteKeyStorage, SavedKey, SecretStore, origin_of};
+use crate::private;
+use crate::secret_store::{self, KeyOrigin, RemoteKeyStorage, SavedKey, SecretStore, origin_of};
 use crate::settings::{BackendKind, Settings, SettingsInput, SettingsView, persist};
 
 /// How long the status bar waits for a remote before calling it unreachable.
@@ -103,6 +104,11 @@ impl Shell {
         dir: PathBuf,
         default_port: u16,
     ) -> Result<Self, Box<dyn std::error::Error>> {
+        // The files the app writes itself, as an older version may have left them (the
+        // settings with the umask's permissions). The local API key's name is `LocalApi`'s.
+        for file in [persist::FILE_NAME, "local-api.key", secret_store::FILE_NAME] {
+            private::tighten_file(&dir.join(file));
+        }
         let store = Store::open(dir.join("petstore.db"))?;
         let (settings, legacy_key) = persist::load(&app, &dir, default_port)?;
         let default_dir = app.path().app_data_dir().ok();

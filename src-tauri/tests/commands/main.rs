@@ -10,6 +10,7 @@ mod inventory;
 mod local_api;
 mod orders;
 mod pets;
+mod private_files;
 mod remote_faults;
 mod remote_key;
 mod remote_key_origin;

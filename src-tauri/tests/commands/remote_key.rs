@@ -228,7 +228,7 @@ fn a_key_saved_in_settings_json_by_an_earlier_version_moves_out_on_first_start()
 
 /// Everything logged in this process, at every level, from `tracing` and from the `log`
 /// crate (reqwest, the keyring crate); set up once for the whole test binary.
-fn captured_log() -> Arc<Mutex<Vec<u8>>> {
+pub(crate) fn captured_log() -> Arc<Mutex<Vec<u8>>> {
     static LOG: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
     LOG.get_or_init(|| {
         let log = Arc::new(Mutex::new(Vec::new()));
