@@ -21,13 +21,12 @@ const CATEGORIES: Record<string, string[]> = {
 };
 const DESCRIPTIONS = ['Friendly and calm', 'Loves to play', 'Good with children', null, 'Vaccinated', null];
 
-const categories = Object.entries(CATEGORIES).map(([name, pets], i) => category(i + 1, name, pets.length));
+const categories = Object.entries(CATEGORIES).map(([name, names], i) => category(i + 1, name, names.length));
 const pets = categories.flatMap((c) => CATEGORIES[c.name].map((name) => ({ name, categoryId: c.id })));
 const stock = pets.map((_, i) => [0, 1, 2, 3, 5, 8, 12, 4, 0, 7][i % 10]);
 const PETS = pets.map(({ name, categoryId }, i) =>
   pet(i + 1, name, {
     categoryId,
-    // Out of stock: pending (an order waits) or sold.
     status: stock[i] > 0 ? 'available' : i % 3 === 0 ? 'sold' : 'pending',
     description: DESCRIPTIONS[i % DESCRIPTIONS.length],
   }),
@@ -41,7 +40,8 @@ const ORDERS = [
   order(2, 5, { complete: true, shipDate: '2026-11-20T16:30:00Z' }),
   order(1, 30, { quantity: 2, shipDate: '2026-11-25T00:00:00Z' }),
 ];
-const ADJUSTMENTS = [1, 3, 5].flatMap((petId, i) => [
+// Each ends at the pet's stock now (2, 5 and 12).
+const ADJUSTMENTS = [3, 5, 7].flatMap((petId, i) => [
   adjustment(9 - 3 * i, petId, 2, 'Returned by customer', stock[petId - 1]),
   adjustment(8 - 3 * i, petId, -1, 'Damaged', stock[petId - 1] - 2),
   adjustment(7 - 3 * i, petId, 10, 'Delivery received', stock[petId - 1] - 1),
