@@ -64,7 +64,9 @@ impl Launch {
             Some(dir) => dir.clone(),
             None => app.path().app_data_dir()?,
         };
-        private::create_dir_all(&dir)?;
+        // Every folder made here is 0700; one that was there is made private too (only
+        // the data folder itself: a parent such as /srv is not the app's to change).
+        petstore::store::create_private_dir(&dir)?;
         private::tighten_dir(&dir);
         Ok(dir)
     }

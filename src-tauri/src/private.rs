@@ -2,25 +2,14 @@
 //! the local API key and perhaps the remote one. Every folder the app creates for it is
 //! 0700 and every file it writes itself 0600, whatever the umask; ones already there
 //! (made by an older version, copied, unpacked from an archive) are tightened at start,
-//! with a log line, so nobody wonders why their permissions changed. The database files
-//! are the store's business (`petstore::store`).
+//! with a log line, so nobody wonders why their permissions changed. New folders come from
+//! `petstore::store::create_private_dir`; the database files are the store's business.
 //!
 //! On Windows the data folder is in the user's profile, whose ACL already keeps other users
 //! out, and files inherit it: nothing to do there.
 
 use std::io;
 use std::path::Path;
-
-/// Creates `dir` and any missing folder above it, each 0700 on Unix. A folder that already
-/// exists keeps its permissions here (see [`tighten_dir`] for the data folder itself): a
-/// parent such as `/srv` or the home folder is not the app's to change.
-pub fn create_dir_all(dir: &Path) -> io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
 
 /// Makes sure `path` exists as a private file (new ones hold `initial`) before something
 /// writes it in place: the settings store writes with `fs::write`, which keeps the mode of
@@ -64,16 +53,15 @@ fn tighten(path: &Path, private: u32) {
     if mode & !private == 0 {
         return;
     }
-    let path_shown = path.display();
-    match std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode & private)) {
-        Ok(()) => tracing::info!(
-            path = %path_shown,
-            "tightened permissions from {mode:o} to {:o}: the app's data is for this user only",
-            mode & private
+    let now = mode & private;
+    match std::fs::set_permissions(path, std::fs::Permissions::from_mode(now)) {
+        Ok(()) => tracing::warn!(
+            path = %path.display(), was = format_args!("{mode:o}"), now = format_args!("{now:o}"),
+            "tightened permissions: the app's data was readable by other users; it is now private"
         ),
         Err(e) => tracing::warn!(
-            path = %path_shown, error = %e,
-            "cannot tighten permissions from {mode:o}: other users may be able to read it"
+            path = %path.display(), was = format_args!("{mode:o}"), error = %e,
+            "cannot tighten permissions: the app's data is readable by other users"
         ),
     }
 }
@@ -125,15 +113,5 @@ mod tests {
         std::os::unix::fs::symlink(&target, &link).unwrap();
         tighten_file(&link);
         assert_eq!(mode(&target), 0o644);
-    }
-
-    #[test]
-    fn new_folders_are_private_and_existing_parents_keep_their_mode() {
-        let root = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let dir = root.path().join("a").join("b");
-        create_dir_all(&dir).unwrap();
-        assert_eq!((mode(root.path()), mode(&root.path().join("a")), mode(&dir)), (0o755, 0o700, 0o700));
-        create_dir_all(&dir).unwrap();
     }
 }
