@@ -1,6 +1,7 @@
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::query::{Filter, Source};
+use super::filter::{Filter, Source};
+use super::paging;
 use crate::domain::{Category, CategoryId, NewCategory, Page, Paged, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -20,7 +21,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Category> {
 
 pub(super) fn list(conn: &Connection, page: Page) -> Result<Paged<Category>> {
     let source = Source { columns: COLUMNS, from: "categories c", key: "c.id" };
-    Filter::default().page(conn, source, "c.name_folded, c.id", page, None, from_row)
+    paging::page(conn, &Filter::default(), source, "c.name_folded, c.id", page, None, from_row)
 }
 
 pub(super) fn get(conn: &Connection, id: CategoryId) -> Result<Category> {

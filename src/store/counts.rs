@@ -6,7 +6,8 @@
 use rusqlite::types::Value;
 use rusqlite::{Connection, params_from_iter};
 
-use super::query::{Filter, Kept};
+use super::filter::Filter;
+use super::paging::Kept;
 use crate::domain::{CategoryId, PetStatus};
 use crate::error::Result;
 

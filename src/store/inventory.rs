@@ -2,7 +2,8 @@ use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::counts;
-use super::query::{Filter, KeptList, Source};
+use super::filter::{Filter, Source};
+use super::paging::{self, KeptList};
 use super::status_rules::{StockEvent, set_stock, stock_row};
 use crate::domain::{
     InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged, PetId,
@@ -41,7 +42,15 @@ pub(super) fn list(conn: &Connection, filter: &InventoryFilter, page: Page) -> R
     let kept = |c: &Connection| counts::pets(c, &filter.statuses, None);
     // No bookmarks: the list is in stock order, which the kept version does not follow.
     let kept = filter.below_quantity.is_none().then_some(KeptList { count: &kept, bookmarks: None });
-    w.page(conn, Source { columns: COLUMNS, from: "pets", key: "id" }, "stock, id", page, kept, from_row)
+    paging::page(
+        conn,
+        &w,
+        Source { columns: COLUMNS, from: "pets", key: "id" },
+        "stock, id",
+        page,
+        kept,
+        from_row,
+    )
 }
 
 pub(super) fn get(conn: &Connection, pet: PetId) -> Result<InventoryItem> {
@@ -103,7 +112,7 @@ pub(super) fn adjustments(conn: &Connection, pet: PetId, page: Page) -> Result<P
     w.and("pet_id = ?", [Value::Integer(pet.get())]);
     let columns = "id, pet_id, delta, reason, quantity_after, created_at";
     let source = Source { columns, from: "inventory_adjustments", key: "id" };
-    w.page(conn, source, "id DESC", page, None, |r| {
+    paging::page(conn, &w, source, "id DESC", page, None, |r| {
         Ok(InventoryAdjustment {
             id: r.get(0)?,
             pet_id: r.get(1)?,

@@ -194,7 +194,7 @@ impl Store {
     }
 
     /// Finds the key whose secret hashes to `hash`, for authenticating a request. One
-    /// indexed read per request, by key, in a snapshot begun for it (see `readers.rs`): a
+    /// indexed read per request, by key, in a snapshot begun for it (see `engine/readers.rs`): a
     /// key revoked or rotated by another process (the CLI beside a running server) is
     /// refused from its next request on.
     pub async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {

@@ -1,21 +1,21 @@
 //! The SQLite store: the only code that touches SQL. The resource modules (one per
-//! resource, `status_rules.rs` for the pet status and stock rules, `query.rs` for filters
-//! and paging) hold the shop's SQL; `engine/` runs it: one writer thread that commits
+//! resource, `status_rules.rs` for the pet status and stock rules, `filter.rs` for list
+//! filters, `paging.rs` for pages and their bookmarks) hold the shop's SQL; `engine/` runs it: one writer thread that commits
 //! writes in groups, a small pool of read connections that keep their snapshots, the
 //! checkpointer, and the performance ledger that says why each of them is there.
 
 mod backend;
 mod backup;
-mod bookmarks;
 mod categories;
 mod counts;
 mod engine;
+mod filter;
 mod idempotency;
 mod inventory;
 mod keys;
 mod orders;
+mod paging;
 mod pets;
-mod query;
 pub mod seed;
 mod status_rules;
 
@@ -26,8 +26,8 @@ use rusqlite::Connection;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use bookmarks::Bookmarks;
 use engine::{Engine, Snapshot};
+use paging::Bookmarks;
 
 pub use backup::{RestoreError, Restored, restore};
 pub use engine::{OpenError, SCHEMA_VERSION, WriteAdmission, create_private_dir, migrations};

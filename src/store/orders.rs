@@ -1,7 +1,8 @@
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::query::{Filter, Source};
+use super::filter::{Filter, Source};
+use super::paging;
 use super::status_rules::{StockEvent, set_stock, stock_row};
 use crate::domain::{
     NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, PetStatus, Timestamp,
@@ -29,7 +30,15 @@ pub(super) fn list(conn: &Connection, filter: &OrderFilter, page: Page) -> Resul
     if let Some(complete) = filter.complete {
         w.and("complete = ?", [Value::Integer(complete.into())]);
     }
-    w.page(conn, Source { columns: COLUMNS, from: "orders", key: "id" }, "id DESC", page, None, from_row)
+    paging::page(
+        conn,
+        &w,
+        Source { columns: COLUMNS, from: "orders", key: "id" },
+        "id DESC",
+        page,
+        None,
+        from_row,
+    )
 }
 
 pub(super) fn get(conn: &Connection, id: OrderId) -> Result<Order> {

@@ -1,10 +1,10 @@
 use rusqlite::types::Value;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::bookmarks::Bookmarks;
 use super::categories;
 use super::counts;
-use super::query::{Filter, KeptList, Source, like_contains};
+use super::filter::{Filter, Source, like_contains};
+use super::paging::{self, Bookmarks, KeptList};
 use crate::domain::{Name, NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -46,14 +46,14 @@ pub(super) fn list(
     }
     let (w, order) = list_query(filter);
     if !filter.ids.is_empty() {
-        return w.short_page(conn, PETS, order, page, from_row);
+        return paging::short_page(conn, &w, PETS, order, page, from_row);
     }
     // Without a search the count is the kept one (a category and status filter), and its
     // version follows everything that orders the list (name or id): bookmarks serve it.
     let count = |c: &Connection| counts::pets(c, &filter.statuses, filter.category_id);
     let kept =
         filter.name_contains.is_none().then_some(KeptList { count: &count, bookmarks: Some(bookmarks) });
-    w.page(conn, PETS, order, page, kept, from_row)
+    paging::page(conn, &w, PETS, order, page, kept, from_row)
 }
 
 /// The `WHERE` and `ORDER BY` of a list of pets.

@@ -36,7 +36,6 @@ def main() -> int:
     for f in bench.db_files(seeded):
         f.unlink(missing_ok=True)
     bench.seed(seeded, args.pets)
-    key = bench.api_key(seeded)
 
     figures = {"without": [], "with": []}
     for round_ in range(1, args.rounds + 1):
@@ -49,7 +48,7 @@ def main() -> int:
                 os.environ[name] = value
             else:
                 os.environ.pop(name, None)
-            result = bench.orders(db, key)
+            result = bench.orders(db, bench.api_key(db))
             failed = [what for what, ok, _ in result.checks if not ok]
             if failed or result.load.problems:
                 print(f"round {round_} {setting} {args.switch}: {failed} {result.load.problems}", file=sys.stderr)

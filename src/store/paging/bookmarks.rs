@@ -22,15 +22,15 @@ use std::sync::Mutex;
 use rusqlite::types::Value;
 use rusqlite::{Connection, Row, params_from_iter};
 
-use super::query::{Filter, Source};
+use super::super::filter::{Filter, Source};
 use crate::error::Result;
 
 /// The distance between bookmarks, in rows: the most a page steps over once its list has
-/// been read that far. The default page size, so that every page the desktop app and a
-/// client paging with the default asks for starts exactly at a bookmark: at 1,000,000 pets
-/// that took a tenth off a filtered page against every 100th row (118 against 137 µs of
-/// server time per page, offsets up to 1,000), for five times the bookmarks, which
-/// `MAX_KEPT` bounds.
+/// been read that far. The API's default page size, so that every page a client paging
+/// with the default asks for starts exactly at a bookmark (the desktop app pages by 25, so
+/// its pages start 0, 5, 10 or 15 rows past one): at 1,000,000 pets that took a tenth off
+/// a filtered page against every 100th row (118 against 137 µs of server time per page,
+/// offsets up to 1,000), for five times the bookmarks, which `MAX_KEPT` bounds.
 pub(super) const STRIDE: u64 = crate::domain::Page::DEFAULT_LIMIT as u64;
 
 /// The most bookmarks kept in all, so memory stays bounded whatever clients ask for (a
@@ -57,7 +57,7 @@ struct Marks {
 }
 
 /// Where a page starts: the rows from a bookmark on, as `arms` (each `filter` narrowed to
-/// one index range, to be read in turn: see [`select`]), and the offset left to step over
+/// one index range, to be read in turn: see [`read`]), and the offset left to step over
 /// from there.
 pub(super) struct Start {
     pub arms: Vec<Filter>,

@@ -1,0 +1,89 @@
+//! A small builder for the dynamic `WHERE` of list filters, keeping values as bound
+//! parameters (never spliced into SQL), and the statement that reads one page of a list
+//! under it. How a page is found (counts, offsets, bookmarks) is `paging.rs`'s.
+
+use rusqlite::types::Value;
+
+#[derive(Default, Clone)]
+pub(super) struct Filter {
+    clauses: Vec<String>,
+    pub params: Vec<Value>,
+    /// Whether an index holds every column the list reads, in the list's order (see
+    /// [`Filter::covered_by_an_index`]).
+    covered: bool,
+}
+
+impl Filter {
+    /// Adds `clause`, in which each `?` is bound to the next of `values`.
+    pub fn and(&mut self, clause: &str, values: impl IntoIterator<Item = Value>) {
+        self.clauses.push(clause.to_owned());
+        self.params.extend(values);
+    }
+
+    /// Adds `column IN (?, ?, ...)` for a non-empty list of values.
+    pub fn and_in(&mut self, column: &str, values: impl IntoIterator<Item = Value>) {
+        let values: Vec<Value> = values.into_iter().collect();
+        if values.is_empty() {
+            return;
+        }
+        let marks = vec!["?"; values.len()].join(", ");
+        self.and(&format!("{column} IN ({marks})"), values);
+    }
+
+    /// Tells the paging that an index holds every column of the list in its order, so that
+    /// rows skipped by an offset are never read from the table anyway: the deferred join,
+    /// which would read the page's own rows from the table, only costs then.
+    pub fn covered_by_an_index(&mut self) {
+        self.covered = true;
+    }
+
+    pub fn is_covered(&self) -> bool {
+        self.covered
+    }
+
+    /// The statement reading one page (`LIMIT ? OFFSET ?`, bound after the filter's own
+    /// values), plain or as a deferred join.
+    pub(super) fn page_sql(
+        &self,
+        Source { columns, from, key }: Source<'_>,
+        order: &str,
+        deferred: bool,
+    ) -> String {
+        let where_sql = self.sql();
+        if deferred {
+            format!(
+                "SELECT {columns} FROM {from} WHERE {key} IN
+                    (SELECT {key} FROM {from} {where_sql} ORDER BY {order} LIMIT ? OFFSET ?)
+                 ORDER BY {order}"
+            )
+        } else {
+            format!("SELECT {columns} FROM {from} {where_sql} ORDER BY {order} LIMIT ? OFFSET ?")
+        }
+    }
+
+    pub(super) fn sql(&self) -> String {
+        if self.clauses.is_empty() { String::new() } else { format!("WHERE {}", self.clauses.join(" AND ")) }
+    }
+}
+
+/// What a list reads: `columns` of `from`, whose rows `key` identifies.
+#[derive(Clone, Copy)]
+pub(super) struct Source<'a> {
+    pub columns: &'a str,
+    pub from: &'a str,
+    pub key: &'a str,
+}
+
+/// Escapes `%`, `_` and `\` so user text in a `LIKE ... ESCAPE '\'` matches literally.
+pub(super) fn like_contains(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
