@@ -108,14 +108,14 @@ pub async fn run(args: Args) -> Result<(), String> {
     }
 }
 
-/// `--db`, or the platform data directory (created on first use).
+/// `--db`, or the platform data directory (created on first use, private: 0700).
 fn database_path(given: Option<PathBuf>) -> Result<PathBuf, String> {
     if let Some(path) = given {
         return Ok(path);
     }
     let dir =
         dirs::data_dir().ok_or("this system has no data directory; pass --db PATH")?.join("petstore-server");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    petstore::store::create_private_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     Ok(dir.join("petstore.db"))
 }
 
