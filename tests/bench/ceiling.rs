@@ -1,8 +1,9 @@
 //! The ceiling of the HTTP stack on this machine, for `make bench`: the smallest axum server
 //! that answers like `GET /pets/{petId}` does. Same tokio multi-thread runtime as
-//! `petstore-server`, same axum and hyper, no middleware, no database: one route that
-//! serializes a fixed `Pet` to JSON on every request. Whatever the real server reaches is
-//! measured against what this one reaches with the same load generator and settings.
+//! `petstore-server`, same allocator, same axum and hyper, no middleware, no database: one
+//! route that serializes a fixed `Pet` to JSON on every request. Whatever the real server
+//! reaches is measured against what this one reaches with the same load generator and
+//! settings.
 //!
 //! Usage: `ceiling --listen 127.0.0.1:PORT`
 
@@ -14,6 +15,12 @@ use axum::routing::get;
 use axum::{Json, Router};
 use chrono::{TimeZone, Utc};
 use petstore::domain::{CategoryId, Pet, PetId, PetStatus, Timestamp};
+
+/// The allocator `petstore-server` uses (src/bin/petstore-server/main.rs): with the system
+/// allocator here the ratio of the two would compare allocators as much as servers (glibc's
+/// malloc took an eighth of the server's time). `run.py` checks that both binaries link it.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> Result<(), String> {
     let listen = listen_arg()?;

@@ -648,6 +648,13 @@ class Results:
         return value
 
 
+def allocator(binary: Path) -> str:
+    """The allocator a binary links: "mimalloc" when mimalloc's code is in it, which carries
+    the prefix of its own messages as a constant (kept however the binary is stripped);
+    else "system"."""
+    return "mimalloc" if b"mimalloc: warning: " in binary.read_bytes() else "system"
+
+
 def build(skip_criterion: bool) -> None:
     argv = ["cargo", "build", "--release", "--locked", "--bin", "petstore-server"]
     argv += ["--example", "ceiling", "--example", "fsync-ceiling"]
@@ -663,6 +670,10 @@ def build(skip_criterion: bool) -> None:
     for binary in (SERVER, CEILING, FSYNC_CEILING):
         if not binary.exists():
             raise SystemExit(f"bench: {binary.relative_to(ROOT)} is missing after the build")
+    allocators = {binary.name: allocator(binary) for binary in (SERVER, CEILING)}
+    if set(allocators.values()) != {"mimalloc"}:
+        raise SystemExit(f"bench: the server and the ceiling must both use mimalloc, or their ratio "
+                         f"compares allocators: {allocators}")
     if shutil.which("wrk") is None:
         raise SystemExit("bench: wrk is not installed (apt-get install wrk; .ci/install-deps does it)")
 
