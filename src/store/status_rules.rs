@@ -1,4 +1,4 @@
-//! The pet status and stock rules of DESIGN.md 4, in one place. Every change of a pet's
+//! The pet status and stock rules (docs/ARCHITECTURE.md, "Pet status and stock rules"), in one place. Every change of a pet's
 //! stock goes through [`set_stock`], inside the writer's transaction, so the rules hold
 //! atomically whatever route the change took (an order, a cancellation, staff).
 
