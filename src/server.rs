@@ -1,6 +1,11 @@
 //! The API server as a value (zero-to-production's `Application`): bind first, so the
 //! caller learns the real port (tests bind port 0) and a busy port is a clear error, then
-//! serve until a shutdown signal, finishing the requests in flight.
+//! serve until a shutdown signal, finishing the requests in flight. The headless server and
+//! the desktop app's local API both serve this way, with the limits on connections of
+//! `connections.rs`.
+
+mod connections;
+mod open_files;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -45,18 +50,19 @@ pub enum ServeError {
     PortInUse { addr: SocketAddr },
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
-    #[error("the server stopped: {0}")]
-    Serve(std::io::Error),
 }
 
 pub struct Application {
     listener: TcpListener,
     service: api::ApiService,
     addr: SocketAddr,
+    /// How many connections may be open at once (see `open_files.rs`).
+    max_connections: usize,
 }
 
 impl Application {
     pub async fn bind(store: Store, config: ServerConfig) -> Result<Self, ServeError> {
+        let max_connections = open_files::max_connections();
         let listener = TcpListener::bind(config.listen).await.map_err(|source| match source.kind() {
             std::io::ErrorKind::AddrInUse => ServeError::PortInUse { addr: config.listen },
             _ => ServeError::Bind { addr: config.listen, source },
@@ -77,7 +83,7 @@ impl Application {
             clock: config.clock,
             failures: Arc::new(FailedAuth::new(config.failed_auth)),
         });
-        Ok(Self { listener, service: api::service(state, config.request_timeout), addr })
+        Ok(Self { listener, service: api::service(state, config.request_timeout), addr, max_connections })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -88,12 +94,9 @@ impl Application {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
-        tracing::info!(addr = %self.addr, "serving the Petstore API");
-        // The peer address tells clients apart for slowing down wrong keys.
-        let service = axum::ServiceExt::<axum::extract::Request>::into_make_service_with_connect_info::<
-            SocketAddr,
-        >(self.service);
-        axum::serve(self.listener, service).with_graceful_shutdown(shutdown).await.map_err(ServeError::Serve)
+        tracing::info!(addr = %self.addr, max_connections = self.max_connections, "serving the Petstore API");
+        connections::serve(self.listener, self.service, self.max_connections, shutdown).await;
+        Ok(())
     }
 }
 

@@ -1,5 +1,7 @@
 //! The REST API the app serves on localhost while it runs, over the app's own store, so a
-//! till or a script can use the shop's data. A busy port is reported, not fatal.
+//! till or a script can use the shop's data. A busy port is reported, not fatal. It is
+//! served by the headless server's own code (`petstore::server::Application`), limits on
+//! idle and excess connections included.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};

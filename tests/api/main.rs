@@ -16,6 +16,7 @@ mod docs;
 mod errors;
 mod fuzz;
 mod idempotency;
+mod idle_connections;
 mod inventory;
 mod keys;
 mod migrations;

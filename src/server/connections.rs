@@ -1,0 +1,313 @@
+//! Serving connections, with two limits that `axum::serve` does not set. Both are there
+//! because connections that send half a request and wait locked everyone out: at the
+//! common limit of 1,024 open files, 1,100 of them took every file the server could open,
+//! it could accept nothing more, and `/health` went unanswered for as long as they stayed
+//! (no answer within 40 s, measured; with these limits it answers in milliseconds).
+//!
+//! - **A request's head must arrive within [`HEADER_READ_TIMEOUT`]** of the connection
+//!   opening or of its last answer, or the connection is closed (hyper's
+//!   `header_read_timeout`, which `axum::serve` leaves unset, since it gives hyper no timer).
+//! - **At most so many connections are open** (`open_files.rs`), which leaves files for the
+//!   database. One beyond that is accepted, and the connection that has waited longest for
+//!   a request is closed to make room: a client that sends its request at once gets in
+//!   however many others only hold connections open. A connection being answered is never
+//!   closed this way; when every one is, the new connection is closed at once.
+//!
+//! Otherwise it serves as `axum::serve` did: HTTP/1.1 (axum is built without HTTP/2), the
+//! peer's address as the request's `ConnectInfo` (the key check slows down guessing per
+//! client), and at shutdown no new connections while the open ones finish their requests.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::{Pin, pin};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes, HttpBody};
+use axum::extract::{ConnectInfo, Request};
+use axum::response::Response;
+use hyper::body::{Frame, Incoming, SizeHint};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, watch};
+use tower::Service;
+
+use crate::api::ApiService;
+
+/// How long a client may take to send a request's head (its request line and headers),
+/// counted from when the connection opened or its last answer was sent; an idle keep-alive
+/// connection is closed after as long. A real client sends its head in one go, well within
+/// a second even over a poor Wi-Fi link.
+pub(super) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Serves `service` on the connections `listener` accepts, at most `most` at once, until
+/// `shutdown` resolves; then answers the requests under way and returns once every
+/// connection is closed.
+pub(super) async fn serve(
+    listener: TcpListener,
+    service: ApiService,
+    most: usize,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let open = Arc::new(Open::new(most));
+    let (stop, stopping) = watch::channel(());
+    let mut shutdown = pin!(shutdown);
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut shutdown => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            // The client gave up before it was accepted; nothing to do.
+            Err(e) if is_connection_error(&e) => continue,
+            Err(error) => {
+                // Out of files or memory. Accepting again at once would fail again at once;
+                // the connections already open go on meanwhile.
+                tracing::warn!(%error, "cannot accept a connection; trying again in a second");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        let Some(slot) = open.admit() else {
+            tracing::debug!(%peer, "every connection is being answered: closing a new one at once");
+            continue;
+        };
+        let service = PerConnection {
+            service: service.clone(),
+            peer: ConnectInfo(peer),
+            conn: slot.conn.clone(),
+            open: open.clone(),
+        };
+        tokio::spawn(serve_connection(stream, service, slot, stopping.clone()));
+    }
+    drop(listener);
+    drop(stopping);
+    // Every connection task holds a receiver; sending wakes them to finish and close.
+    stop.send_replace(());
+    open.all_closed().await;
+}
+
+async fn serve_connection(
+    stream: TcpStream,
+    service: PerConnection,
+    slot: Slot,
+    mut stopping: watch::Receiver<()>,
+) {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
+    let mut connection = pin!(builder.serve_connection(TokioIo::new(stream), service));
+    let mut finishing = false;
+    loop {
+        tokio::select! {
+            served = connection.as_mut() => {
+                if let Err(error) = served {
+                    // A client that went away or never sent a whole head: nothing to report.
+                    tracing::trace!(%error, "connection ended");
+                }
+                break;
+            }
+            () = slot.conn.close.notified() => {
+                tracing::debug!("closing the connection that waited longest, to make room");
+                break;
+            }
+            _ = stopping.changed(), if !finishing => {
+                connection.as_mut().graceful_shutdown();
+                finishing = true;
+            }
+        }
+    }
+}
+
+/// Errors that concern one connection only.
+fn is_connection_error(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(e.kind(), ConnectionRefused | ConnectionAborted | ConnectionReset)
+}
+
+/// The open connections.
+struct Open {
+    most: usize,
+    /// When the server started: activity times are milliseconds since.
+    started: Instant,
+    connections: Mutex<Connections>,
+    /// Told when the last connection closes.
+    closed: Notify,
+}
+
+#[derive(Default)]
+struct Connections {
+    next: u64,
+    by_id: HashMap<u64, Arc<Conn>>,
+    /// When the server last said it is full, so that it says so once a minute at most.
+    said_full: Option<Instant>,
+}
+
+/// One open connection, as the server sees it.
+#[derive(Default)]
+struct Conn {
+    /// Its requests being answered: from the request's head until its answer's body has
+    /// been handed to hyper in full.
+    answering: AtomicUsize,
+    /// When it last began to wait for a request (it opened, or an answer was sent), in
+    /// milliseconds since the server started.
+    waiting_since: AtomicU64,
+    /// Told when it is to close to make room.
+    close: Notify,
+}
+
+impl Open {
+    fn new(most: usize) -> Self {
+        Self { most, started: Instant::now(), connections: Mutex::default(), closed: Notify::new() }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Connections> {
+        self.connections.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn now(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Counts a new connection in, closing the one that has waited longest for a request
+    /// when there would be one too many; `None` when every connection is being answered.
+    fn admit(self: &Arc<Self>) -> Option<Slot> {
+        let mut connections = self.lock();
+        if connections.by_id.len() >= self.most {
+            let longest_waiting = connections
+                .by_id
+                .iter()
+                .filter(|(_, conn)| conn.answering.load(Ordering::Acquire) == 0)
+                .min_by_key(|(_, conn)| conn.waiting_since.load(Ordering::Relaxed))
+                .map(|(id, _)| *id);
+            let now = Instant::now();
+            if connections.said_full.is_none_or(|said| now - said > Duration::from_secs(60)) {
+                connections.said_full = Some(now);
+                tracing::warn!(
+                    connections = self.most,
+                    "as many connections open as the limit of open files allows: closing those \
+                     that wait longest for a request to make room for new ones"
+                );
+            }
+            let conn = connections.by_id.remove(&longest_waiting?)?;
+            // Stored if the connection's task is not waiting for it yet.
+            conn.close.notify_one();
+        }
+        let id = connections.next;
+        connections.next += 1;
+        let conn = Arc::new(Conn { waiting_since: AtomicU64::new(self.now()), ..Conn::default() });
+        connections.by_id.insert(id, conn.clone());
+        Some(Slot { id, conn, open: self.clone() })
+    }
+
+    async fn all_closed(&self) {
+        loop {
+            let mut closed = pin!(self.closed.notified());
+            closed.as_mut().enable();
+            if self.lock().by_id.is_empty() {
+                return;
+            }
+            closed.await;
+        }
+    }
+}
+
+/// A connection's place among the open ones, given up when its task ends.
+struct Slot {
+    id: u64,
+    conn: Arc<Conn>,
+    open: Arc<Open>,
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut connections = self.open.lock();
+        connections.by_id.remove(&self.id);
+        if connections.by_id.is_empty() {
+            self.open.closed.notify_waiters();
+        }
+    }
+}
+
+/// One request being answered on a connection, until dropped.
+struct Answering {
+    conn: Arc<Conn>,
+    open: Arc<Open>,
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.conn.waiting_since.store(self.open.now(), Ordering::Relaxed);
+        self.conn.answering.fetch_sub(1, Ordering::Release);
+    }
+}
+
+/// The API as hyper calls it for one connection.
+struct PerConnection {
+    service: ApiService,
+    peer: ConnectInfo<SocketAddr>,
+    conn: Arc<Conn>,
+    open: Arc<Open>,
+}
+
+impl hyper::service::Service<hyper::Request<Incoming>> for PerConnection {
+    type Response = Response<CountedBody>;
+    type Error = Infallible;
+    type Future = Answer;
+
+    fn call(&self, req: hyper::Request<Incoming>) -> Answer {
+        self.conn.answering.fetch_add(1, Ordering::AcqRel);
+        let answering = Answering { conn: self.conn.clone(), open: self.open.clone() };
+        let mut req: Request = req.map(Body::new);
+        req.extensions_mut().insert(self.peer);
+        Answer { future: self.service.clone().call(req), answering: Some(answering) }
+    }
+}
+
+/// The edge's answer, whose body keeps the request counted as being answered.
+struct Answer {
+    future: <ApiService as Service<Request>>::Future,
+    answering: Option<Answering>,
+}
+
+impl Future for Answer {
+    type Output = Result<Response<CountedBody>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let response = ready!(this.future.as_mut().poll(cx)).unwrap_or_else(|never| match never {});
+        let answering = this.answering.take();
+        Poll::Ready(Ok(response.map(|body| CountedBody { body, _answering: answering })))
+    }
+}
+
+/// A response body that counts its request as being answered until hyper has taken all of
+/// it (and drops it), so that a connection is not closed to make room in the middle of
+/// sending a long answer.
+struct CountedBody {
+    body: Body,
+    _answering: Option<Answering>,
+}
+
+impl HttpBody for CountedBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
