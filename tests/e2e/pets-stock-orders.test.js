@@ -1,6 +1,6 @@
 // Scenario 1: the day's work through the UI only. A category and a pet, stock 2, two orders,
 // one completed and one cancelled; after each step the status and stock the screens show
-// follow the rules of DESIGN.md 4 ("Pet status and stock rules").
+// follow docs/ARCHITECTURE.md, "Pet status and stock rules".
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 

@@ -1,6 +1,6 @@
 //! The window and the local API on one database at once: orders placed through the app's
 //! commands and through its REST API at the same moment never oversell, and cancellations
-//! and completions racing with placements keep every rule of DESIGN.md 4.
+//! and completions racing with placements keep every pet status and stock rule (docs/ARCHITECTURE.md, "Pet status and stock rules").
 
 use std::sync::{Barrier, Mutex};
 
@@ -87,7 +87,7 @@ fn orders_of(app: &TestApp, pet: i64) -> Vec<(i64, i64, bool)> {
     }
 }
 
-/// DESIGN.md 4 for one pet nobody set a status on by hand: stock never below 0, stock
+/// The status and stock rules (docs/ARCHITECTURE.md) for one pet nobody set a status on by hand: stock never below 0, stock
 /// plus ordered quantities equal to what was stocked, and the status the stock and the
 /// open orders call for.
 fn check_rules(app: &TestApp, pet: i64, stocked: i64) -> (i64, Vec<(i64, i64, bool)>) {
