@@ -6,7 +6,8 @@
 //! cancellation gone, a 200 completion complete); what was in flight at the kill may or
 //! may not be, but only that; and for every pet, stock plus ordered quantities must equal
 //! what the test stocked, the audit trail must explain it, and the status must follow
-//! the rules of DESIGN.md 4.
+//! the rules of DESIGN.md 4. A round must also have tested something: some placements
+//! acknowledged before the kill, and at least one request cut off by it.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -22,9 +23,14 @@ pub trait Target {
     fn name(&self) -> &'static str;
     /// Starts the process and waits until its API answers; returns its base URL and key.
     fn start(&mut self) -> (String, String);
-    /// SIGKILL: no shutdown, no flush, no checkpoint.
+    /// SIGKILL: no shutdown, no flush, no checkpoint (or worse: a power cut). Returns once
+    /// the process is gone.
     fn kill(&mut self);
     fn database(&self) -> PathBuf;
+    /// The clients' load begins (the kill comes later in the round).
+    fn load_started(&mut self) {}
+    /// The target's own checks of the restarted database, after the harness's.
+    fn check(&mut self, _round: usize) {}
 }
 
 pub struct Settings {
@@ -33,7 +39,8 @@ pub struct Settings {
     pub pets: usize,
     /// Stock each pet is counted up to before each round's load.
     pub restock: i64,
-    /// The kill comes this long after the load starts, at random in the range.
+    /// The kill comes this long after the load starts, at random in the range (and not
+    /// before the first placement was acknowledged).
     pub kill_after: (Duration, Duration),
     pub seed: u64,
 }
@@ -83,7 +90,8 @@ pub struct Figures {
     pub completed: usize,
     /// Acknowledged and not found: must stay 0.
     pub lost: usize,
-    /// Requests cut off by the kill, and of the placements among them, those committed.
+    /// Requests cut off by the kill (sent, never answered), and of the placements among
+    /// them, those committed.
     pub in_flight: usize,
     pub committed_unacknowledged: usize,
     /// Placements refused with 409 (out of stock): nothing changed.
@@ -115,7 +123,7 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
                 http.post(format!("{base}/pets")).json(&json!({ "name": format!("Crash pet {i}") })),
             )
             .await
-            .expect("the server is up");
+            .expect("the server answers");
             assert_eq!(pet.0, 201, "{}", pet.1);
             let id = pet.1["id"].as_i64().unwrap();
             ledger.stocked.insert(id, 0);
@@ -134,6 +142,18 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
             );
         let round_figures =
             runtime.block_on(load(&http, &base, &key, &pets, settings, rng.u64(..), kill_after, target));
+        // A round that killed nothing, or killed a process that had done nothing, proves
+        // nothing: it would pass whatever the store does.
+        assert!(
+            round_figures.acknowledged > 0,
+            "round {round} ({}): no placement was acknowledged before the kill",
+            target.name()
+        );
+        assert!(
+            round_figures.in_flight > 0,
+            "round {round} ({}): the kill cut no request off (nothing was in flight)",
+            target.name()
+        );
         figures.acknowledged += round_figures.acknowledged;
         figures.in_flight += round_figures.in_flight;
         figures.refused += round_figures.refused;
@@ -143,6 +163,7 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
         (base, key) = target.start();
         figures.max_restart = figures.max_restart.max(started.elapsed());
         let committed = check(&target.database(), &mut ledger, round);
+        target.check(round);
         figures.committed_unacknowledged += committed;
         figures.rounds = round;
         if round % 10 == 0 || round == settings.rounds {
@@ -156,6 +177,7 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
     }
     target.kill();
     check(&target.database(), &mut ledger, settings.rounds + 1);
+    target.check(settings.rounds + 1);
 
     figures.cancelled = ledger.acknowledged.iter().filter(|id| ledger.cancelled.contains(id)).count();
     figures.completed = ledger.completed.len();
@@ -186,12 +208,23 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
     figures
 }
 
-/// One request; `None` when the transport failed (the process is gone).
-async fn send(key: &str, request: reqwest::RequestBuilder) -> Option<(u16, Value)> {
-    let reply = request.bearer_auth(key).send().await.ok()?;
+/// Why a request got no answer.
+#[derive(Debug)]
+enum Unanswered {
+    /// Nothing listened: the request never reached the process, so it did not happen.
+    Refused,
+    /// It was sent (or was being sent) and the answer never came: the kill cut it off,
+    /// and it may or may not have happened.
+    CutOff,
+}
+
+/// One request, and its status and body.
+async fn send(key: &str, request: reqwest::RequestBuilder) -> Result<(u16, Value), Unanswered> {
+    let cut_off = |e: reqwest::Error| if e.is_connect() { Unanswered::Refused } else { Unanswered::CutOff };
+    let reply = request.bearer_auth(key).send().await.map_err(cut_off)?;
     let status = reply.status().as_u16();
-    let bytes = reply.bytes().await.ok()?;
-    Some((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
+    let bytes = reply.bytes().await.map_err(cut_off)?;
+    Ok((status, serde_json::from_slice(&bytes).unwrap_or(Value::Null)))
 }
 
 /// Counts every pet up to `level` (acknowledged, before the load: the stocked figure is
@@ -249,10 +282,15 @@ async fn load(
                 if choice < 2 && !open.is_empty() {
                     let id = open.swap_remove(rng.usize(..open.len()));
                     let request = http.delete(format!("{base}/store/orders/{id}"));
-                    let Some((status, body)) = send(&key, request).await else {
-                        shared.lock().unwrap().in_flight += 1;
-                        shared.lock().unwrap().ledger.cancelling.insert(id);
-                        return;
+                    let (status, body) = match send(&key, request).await {
+                        Ok(answer) => answer,
+                        Err(Unanswered::Refused) => return,
+                        Err(Unanswered::CutOff) => {
+                            let mut shared = shared.lock().unwrap();
+                            shared.in_flight += 1;
+                            shared.ledger.cancelling.insert(id);
+                            return;
+                        }
                     };
                     assert_eq!(status, 204, "cancel {id}: {body}");
                     shared.lock().unwrap().ledger.cancelled.insert(id);
@@ -260,10 +298,15 @@ async fn load(
                     let id = open.swap_remove(rng.usize(..open.len()));
                     let request =
                         http.patch(format!("{base}/store/orders/{id}")).json(&json!({ "complete": true }));
-                    let Some((status, body)) = send(&key, request).await else {
-                        shared.lock().unwrap().in_flight += 1;
-                        shared.lock().unwrap().ledger.completing.insert(id);
-                        return;
+                    let (status, body) = match send(&key, request).await {
+                        Ok(answer) => answer,
+                        Err(Unanswered::Refused) => return,
+                        Err(Unanswered::CutOff) => {
+                            let mut shared = shared.lock().unwrap();
+                            shared.in_flight += 1;
+                            shared.ledger.completing.insert(id);
+                            return;
+                        }
                     };
                     assert_eq!(status, 200, "complete {id}: {body}");
                     shared.lock().unwrap().ledger.completed.insert(id);
@@ -273,11 +316,15 @@ async fn load(
                     let counter_sale = rng.u8(..10) == 0;
                     let body = json!({ "petId": pet, "quantity": quantity, "complete": counter_sale });
                     let request = http.post(format!("{base}/store/orders")).json(&body);
-                    let Some((status, reply)) = send(&key, request).await else {
-                        let mut shared = shared.lock().unwrap();
-                        shared.in_flight += 1;
-                        shared.ledger.placing += 1;
-                        return;
+                    let (status, reply) = match send(&key, request).await {
+                        Ok(answer) => answer,
+                        Err(Unanswered::Refused) => return,
+                        Err(Unanswered::CutOff) => {
+                            let mut shared = shared.lock().unwrap();
+                            shared.in_flight += 1;
+                            shared.ledger.placing += 1;
+                            return;
+                        }
                     };
                     let mut shared = shared.lock().unwrap();
                     match status {
@@ -307,7 +354,14 @@ async fn load(
             }
         });
     }
+    target.load_started();
     tokio::time::sleep(kill_after).await;
+    // Not before the first acknowledgment: on a slow, busy machine the first answers can
+    // take longer than the shortest delay, and a round must have something to lose.
+    let waiting = Instant::now();
+    while shared.lock().unwrap().acknowledged == 0 && waiting.elapsed() < Duration::from_secs(20) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     target.kill();
     while let Some(done) = clients.join_next().await {
         done.expect("a client saw something it must not");

@@ -6,8 +6,13 @@
 //! more). The app's rounds need its binary and a display, so they are ignored by default:
 //! `make crash-test` builds the app and runs them under Xvfb (3 rounds;
 //! `PETSTORE_CRASH_APP_ROUNDS` for more). `make soak` runs many more of both.
+//!
+//! SIGKILL keeps the kernel's page cache; `powercut/` runs the same rounds through a power
+//! cut that loses what was not synced (10 rounds of each of its three kinds;
+//! `PETSTORE_POWERCUT_ROUNDS` for more).
 
 mod harness;
+mod powercut;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,118 @@
+//! The process whose power is cut: this test binary run again by the power-cut rounds
+//! (`std::env::current_exe`) with [`DB_VAR`] set. It installs the power-cut VFS as SQLite's
+//! default before anything opens a connection, opens the real `Store` on the database and
+//! serves the real API (`petstore::server::Application`) on a loopback port with
+//! [`crate::KEY`], as `petstore-server serve` does. Its standard input is the parent's
+//! remote control: `cut` cuts the power now, `sync N` at the Nth sync from then on; when
+//! the parent goes away (end of input) the process kills itself.
+
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use petstore::Store;
+use petstore::api::KeyRing;
+use petstore::server::{Application, ServerConfig};
+use rusqlite::{Connection, OpenFlags};
+
+use super::vfs;
+
+/// The database to serve; set only in the child.
+pub const DB_VAR: &str = "PETSTORE_POWERCUT_CHILD_DB";
+/// Where the cut writes its report.
+pub const REPORT_VAR: &str = "PETSTORE_POWERCUT_CHILD_REPORT";
+/// The seed of the cut's random choices.
+pub const SEED_VAR: &str = "PETSTORE_POWERCUT_CHILD_SEED";
+/// Set to run a big transaction that spills into the WAL and rolls back, over and over.
+pub const SPILLS_VAR: &str = "PETSTORE_POWERCUT_CHILD_SPILLS";
+/// What the child prints when it listens, followed by its address (the test harness may
+/// have begun the line).
+pub const READY: &str = "power-cut child listening on ";
+/// This function's name for the test harness (`--exact`).
+pub const TEST_NAME: &str = "powercut::child::power_cut_child_process";
+
+/// Not a test: the entry point of the child process of the power-cut rounds (see the
+/// module's docs). Run by hand it does nothing.
+#[test]
+#[ignore = "the child process of the power-cut rounds; they start it themselves"]
+fn power_cut_child_process() {
+    let Some(db) = std::env::var_os(DB_VAR).map(PathBuf::from) else { return };
+    let report = PathBuf::from(std::env::var_os(REPORT_VAR).expect("the report path"));
+    let seed = std::env::var(SEED_VAR).ok().and_then(|s| s.parse().ok()).expect("the seed");
+    // Before any connection: Store::open then goes through it.
+    vfs::install(seed, report);
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .try_init();
+
+    std::thread::spawn(|| {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            match line.split_whitespace().collect::<Vec<_>>()[..] {
+                ["cut"] => vfs::cut(vfs::Cause::Command),
+                ["sync", n] if n.parse::<u64>().is_ok_and(|n| n > 0) => vfs::cut_at_sync(n.parse().unwrap()),
+                _ => {
+                    eprintln!("power-cut child: unknown command {line:?}");
+                    break;
+                }
+            }
+        }
+        // The parent is gone (it failed, or was killed), or lost its way: no orphan keeps
+        // serving.
+        vfs::die();
+    });
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    runtime.block_on(async {
+        let store = Store::open(&db).expect("the store opens");
+        if std::env::var_os(SPILLS_VAR).is_some() {
+            spill_and_roll_back(db.clone());
+        }
+        let config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([crate::KEY]));
+        let app = Application::bind(store, config).await.expect("the server binds");
+        println!("{READY}{}", app.local_addr());
+        app.run_until(std::future::pending()).await.expect("the server runs");
+    });
+}
+
+/// A second connection beside the store's, looping over a big transaction that spills
+/// into the WAL before it is committed (300 rows of 1.5 KB through a cache of 10 pages)
+/// and then rolls back. Spilled frames are written to the WAL without a commit, past the
+/// last committed frame: after the rollback, the next commit (the store's) is written over
+/// them. The connection goes through the same VFS as the store's own connections: the
+/// store's `petstore-unix` layer where it has registered one, over the power-cut VFS.
+fn spill_and_roll_back(db: PathBuf) {
+    let vfs = c"petstore-unix";
+    // SAFETY: a NUL-terminated name; sqlite3_vfs_find only looks it up.
+    let layered = !unsafe { rusqlite::ffi::sqlite3_vfs_find(vfs.as_ptr()) }.is_null();
+    let conn = if layered {
+        Connection::open_with_flags_and_vfs(&db, OpenFlags::default(), vfs)
+    } else {
+        Connection::open(&db)
+    }
+    .expect("a second connection");
+    conn.busy_timeout(Duration::from_secs(10)).unwrap();
+    conn.execute_batch(
+        "PRAGMA synchronous = FULL; PRAGMA cache_size = 10;
+         CREATE TABLE IF NOT EXISTS powercut_spills (b BLOB NOT NULL)",
+    )
+    .expect("the spill table");
+    std::thread::spawn(move || {
+        let mut rng = fastrand::Rng::new();
+        loop {
+            let outcome = conn.execute_batch(
+                "BEGIN IMMEDIATE;
+                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+                 INSERT INTO powercut_spills (b) SELECT randomblob(1536) FROM n;
+                 ROLLBACK",
+            );
+            if let Err(e) = outcome {
+                tracing::warn!("the spilling transaction failed: {e}");
+                let _ = conn.execute_batch("ROLLBACK");
+            }
+            // Room for the store's writer to commit between two of them.
+            std::thread::sleep(Duration::from_millis(rng.u64(..20)));
+        }
+    });
+}
