@@ -1,20 +1,24 @@
 //! Upgrades: every database an earlier schema version made (tests/fixtures, each made by
-//! that release's own binary) opens with today's `Store`, migrates to the latest schema,
-//! and keeps every row, sound and usable. The figures are those tests/fixtures/README.md
-//! records for each fixture.
+//! the binary of the last commit at that version) opens with today's `Store`, migrates to
+//! the latest schema, and keeps every row, sound and usable. The figures are those
+//! tests/fixtures/README.md records for each fixture. One test per fixture, all running the
+//! same [`upgrade_from`].
 
 use std::path::{Path, PathBuf};
 
 use petstore::domain::*;
-use petstore::store::SCHEMA_VERSION;
+use petstore::store::{KeyHolder, KeyMatch, SCHEMA_VERSION};
 use petstore::{Petstore, Store};
 use rusqlite::Connection;
 
 use crate::support::database::{one, stocked};
 
+/// Schema versions no commit ever had: migrations 0002 and 0003 landed together (9c0e5db),
+/// so no Petstore ever made a database at version 2.
+const NEVER_RELEASED: &[usize] = &[2];
+
 /// What one fixture holds, as recorded when it was made.
 struct Fixture {
-    file: &'static str,
     version: usize,
     categories: i64,
     /// Pets by status: available, pending, sold.
@@ -31,121 +35,300 @@ struct Fixture {
     /// A pet in stock to place an order on, its name, and a category name.
     pet: (i64, &'static str),
     category: &'static str,
+    /// The named API keys (schema 2 on), in the order they were made.
+    keys: &'static [NamedKey],
+    /// Idempotency-Key records of POST /store/orders (schema 3 on): key and first status.
+    idempotency: &'static [(&'static str, i64)],
 }
 
-const FIXTURES: &[Fixture] = &[Fixture {
-    file: "schema-v1.db",
-    version: 1,
-    categories: 9,
+/// A named key of a fixture with the secrets the fixture script printed: throwaway keys
+/// of a test database, kept so that the test can present them.
+struct NamedKey {
+    name: &'static str,
+    scope: &'static str,
+    /// The secret it answers to now.
+    secret: &'static str,
+    /// A secret it answered to before it was rotated, which must stay refused.
+    rotated_from: Option<&'static str>,
+    revoked: bool,
+}
+
+/// Stock plus ordered quantities of every pet with orders, the same in every fixture: what
+/// every version's part of make-schema.sh stocked and ordered (orders move no stocked unit).
+const STOCKED: &[(i64, i64)] = &[
+    (1, 13),
+    (2, 15),
+    (3, 9),
+    (5, 14),
+    (8, 24),
+    (13, 6),
+    (21, 2),
+    (34, 17),
+    (55, 24),
+    (201, 15),
+    (202, 3),
+    (203, 1),
+];
+
+/// What make-schema.sh leaves in a database of schema 3 or later: every such version gave
+/// these figures (one category, one open order and one unit more than schema 1: the write
+/// key's category and the order placed with an Idempotency-Key), and only the secrets of
+/// the keys differ.
+const SHOP: Fixture = Fixture {
+    version: 0,
+    categories: 10,
     pets: (187, 2, 14),
-    orders: (6, 8, 17),
+    orders: (7, 8, 18),
     adjustments: 5,
-    stock: 2532,
+    stock: 2531,
     stocked_fingerprint: 265_836,
-    stocked: &[
-        (1, 13),
-        (2, 15),
-        (3, 9),
-        (5, 14),
-        (8, 24),
-        (13, 6),
-        (21, 2),
-        (34, 17),
-        (55, 24),
-        (201, 15),
-        (202, 3),
-        (203, 1),
-    ],
+    stocked: STOCKED,
     pet: (201, "Kiwi the Kea"),
     category: "Café animals",
-}];
+    keys: &[],
+    idempotency: &[("fixture-order-1", 201), ("fixture-order-2", 409)],
+};
+
+/// The keys make-schema.sh makes (schema 2 on), in that order, with the secrets it printed.
+const fn named_keys(
+    till: &'static str,
+    printer: &'static str,
+    printer_before: &'static str,
+    old: &'static str,
+) -> [NamedKey; 3] {
+    [
+        NamedKey { name: "Till 1", scope: "read", secret: till, rotated_from: None, revoked: false },
+        NamedKey {
+            name: "Label printer",
+            scope: "write",
+            secret: printer,
+            rotated_from: Some(printer_before),
+            revoked: false,
+        },
+        NamedKey { name: "Old script", scope: "write", secret: old, rotated_from: None, revoked: true },
+    ]
+}
+
+const FIXTURES: &[Fixture] = &[
+    Fixture { version: 1, categories: 9, orders: (6, 8, 17), stock: 2532, idempotency: &[], ..SHOP },
+    Fixture {
+        version: 3,
+        keys: &named_keys(
+            "psk_0e410d6d102402f018265c24545f2d9b4d23a7e9cf4a8446e91f0d67fa15ff57",
+            "psk_999686c4ef031d6897b685b60bac4d96151a26bd5d58cf72d803c61cc9224c2f",
+            "psk_705c48017e3f72a1d8d379b1d034bd21ca1b690f127a1e8991c4f91174ca20a6",
+            "psk_8d11adfd9eb13e224a6c51c45d9ff4770f1f511c873cefea1f3b33e6caedaa98",
+        ),
+        ..SHOP
+    },
+    Fixture {
+        version: 4,
+        keys: &named_keys(
+            "psk_e8cfd63662040f2326dc38aa7bb2c42af5975e104c6bf751b5e55bd8776e0cc2",
+            "psk_cefca16c34d7b6c818afd1b898472da3587e2b7405eee25913bf644e17f99cb3",
+            "psk_abf29640967d9c04db26f87da9060295056f4cbe7f4a66457926890af0bc606b",
+            "psk_7ce5800639cf57cdb0d68d469b4df2c8c93df762550f33b370f95b0349cfc9e2",
+        ),
+        ..SHOP
+    },
+    Fixture {
+        version: 5,
+        keys: &named_keys(
+            "psk_aaf0e8cc83cabf481c1cd2455884e7fe83c808eaab73fc36fdc036e3b9801155",
+            "psk_a51775c68b5d0db3d030ede659b57324fcdafcc319aaccafeb1cf121fc96094a",
+            "psk_7112dee95ecd0e17ca3039b3c6e8e4fd9f7ae534d2ece47421c7604a84b94e97",
+            "psk_e954e5d7713febf46b246d7c4697c5a877bcbb0fe5bf33826e343cc7545ad486",
+        ),
+        ..SHOP
+    },
+    Fixture {
+        version: 6,
+        keys: &named_keys(
+            "psk_09c6c2c5c99c4594705dd5f2f276cc44354a83a5d5e3486678ba8ecb0a2e2181",
+            "psk_935c1154ee3f253095da3e101eaa5730d3b333605314b5efe2cf029e5914bacd",
+            "psk_7b325ecd20e02a713a517837deefd92b74a0c7cf0561d3f2e4b6fc1fa493ce81",
+            "psk_7649c169e3ef09a8d51f23fbdd98046c6ccaf71a59c535185ab98168b3f052ac",
+        ),
+        ..SHOP
+    },
+    Fixture {
+        version: 7,
+        keys: &named_keys(
+            "psk_f338033e3f60c245f22136e8b0a3ae032887c860e527d1d720958ba9e8e0a8a7",
+            "psk_d915b991c3e80930e9ac8e603002e87befb475e8eb61a6f2744ec0a06cc50498",
+            "psk_68ef0f2dd095f64a5a40ccda50655a7256bcad684ff6ca76c54ea20f4bc6e69c",
+            "psk_0c915a8e8154fe782ad0beecf26830bd912e1c94cc749071b08c8c74f96b8055",
+        ),
+        ..SHOP
+    },
+];
 
 fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn file_of(version: usize) -> String {
+    format!("schema-v{version}.db")
+}
+
+fn fixture(version: usize) -> &'static Fixture {
+    FIXTURES.iter().find(|f| f.version == version).unwrap_or_else(|| panic!("no fixture of schema {version}"))
 }
 
 fn fingerprint(stocked: &[(i64, i64)]) -> i64 {
     stocked.iter().map(|(id, n)| id * n).sum()
 }
 
+/// One test per fixture, each running [`upgrade_from`] on its version; `TESTED` lists them.
+macro_rules! upgrades {
+    ($($test:ident: $version:literal),+ $(,)?) => {
+        $(
+            #[tokio::test]
+            async fn $test() {
+                upgrade_from($version).await;
+            }
+        )+
+        const TESTED: &[usize] = &[$($version),+];
+    };
+}
+
+upgrades!(
+    from_schema_1: 1,
+    from_schema_3: 3,
+    from_schema_4: 4,
+    from_schema_5: 5,
+    from_schema_6: 6,
+    from_schema_7: 7,
+);
+
 #[test]
-fn every_fixture_file_has_its_expected_figures_here() {
+fn every_released_schema_version_has_a_fixture_with_its_figures_and_a_test() {
     let mut files: Vec<String> = std::fs::read_dir(fixtures_dir())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|name| name.ends_with(".db"))
         .collect();
     files.sort();
-    let known: Vec<&str> = FIXTURES.iter().map(|f| f.file).collect();
+    let mut known: Vec<String> = FIXTURES.iter().map(|f| file_of(f.version)).collect();
+    known.sort();
     assert_eq!(files, known, "a fixture without figures in upgrade.rs, or figures without a fixture");
+    let versions: Vec<usize> = FIXTURES.iter().map(|f| f.version).collect();
+    assert_eq!(TESTED, versions, "each fixture has its test, in the order of FIXTURES");
+    let released: Vec<usize> = (1..=SCHEMA_VERSION).filter(|v| !NEVER_RELEASED.contains(v)).collect();
+    assert_eq!(
+        versions, released,
+        "every schema version a Petstore made has a fixture (tests/fixtures/README.md says how to make one)"
+    );
     for fixture in FIXTURES {
-        assert!(fixture.version <= SCHEMA_VERSION, "{}: from a released version", fixture.file);
+        let file = file_of(fixture.version);
         let conn = Connection::open_with_flags(
-            fixtures_dir().join(fixture.file),
+            fixtures_dir().join(&file),
             rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
         )
         .unwrap();
-        assert_eq!(one::<i64>(&conn, "PRAGMA user_version") as usize, fixture.version, "{}", fixture.file);
-        assert_eq!(
-            one::<String>(&conn, "PRAGMA journal_mode"),
-            "delete",
-            "{}: one file, no WAL",
-            fixture.file
-        );
+        assert_eq!(one::<i64>(&conn, "PRAGMA user_version") as usize, fixture.version, "{file}");
+        assert_eq!(one::<String>(&conn, "PRAGMA journal_mode"), "delete", "{file}: one file, no WAL");
+        assert_eq!(one::<String>(&conn, "PRAGMA integrity_check"), "ok", "{file}");
     }
 }
 
-#[tokio::test]
-async fn every_earlier_schema_opens_migrates_and_keeps_its_data() {
-    for fixture in FIXTURES {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("petstore.db");
-        let original = std::fs::read(fixtures_dir().join(fixture.file)).unwrap();
-        std::fs::write(&path, &original).unwrap();
+/// Copies the fixture of `version` aside, opens it with today's `Store` (which migrates it)
+/// and checks that it is sound, complete and usable, and that it opens again.
+async fn upgrade_from(version: usize) {
+    let fixture = fixture(version);
+    let file = file_of(version);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("petstore.db");
+    let original = std::fs::read(fixtures_dir().join(&file)).unwrap();
+    std::fs::write(&path, &original).unwrap();
 
-        let store = Store::open(&path).unwrap_or_else(|e| panic!("{}: {e}", fixture.file));
-        check_sound_and_complete(&path, fixture);
-        check_usable(&store, &path, fixture).await;
-        drop(store);
-        // Reopening an upgraded database migrates nothing more and still works.
-        let again = Store::open(&path).unwrap();
-        again.get_pet(PetId::try_from(fixture.pet.0).unwrap()).await.unwrap();
-        assert_eq!(
-            std::fs::read(fixtures_dir().join(fixture.file)).unwrap(),
-            original,
-            "the fixture itself is never changed"
-        );
-    }
+    let store = Store::open(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+    check_sound_and_complete(&path, fixture);
+    check_keys(&store, fixture).await;
+    check_usable(&store, &path, fixture).await;
+    drop(store);
+    // Reopening an upgraded database migrates nothing more and still works.
+    let again = Store::open(&path).unwrap();
+    again.get_pet(PetId::try_from(fixture.pet.0).unwrap()).await.unwrap();
+    assert_eq!(
+        std::fs::read(fixtures_dir().join(&file)).unwrap(),
+        original,
+        "the fixture itself is never changed"
+    );
 }
 
 fn check_sound_and_complete(path: &Path, f: &Fixture) {
+    let file = file_of(f.version);
     let conn = Connection::open(path).unwrap();
     let version: i64 = one(&conn, "PRAGMA user_version");
-    assert_eq!(version as usize, SCHEMA_VERSION, "{}: migrated to the latest schema", f.file);
-    assert_eq!(one::<String>(&conn, "PRAGMA integrity_check"), "ok", "{}", f.file);
+    assert_eq!(version as usize, SCHEMA_VERSION, "{file}: migrated to the latest schema");
+    assert_eq!(one::<String>(&conn, "PRAGMA integrity_check"), "ok", "{file}");
     let broken: i64 =
         conn.prepare("PRAGMA foreign_key_check").unwrap().query([]).unwrap().mapped(|_| Ok(())).count()
             as i64;
-    assert_eq!(broken, 0, "{}: foreign keys", f.file);
+    assert_eq!(broken, 0, "{file}: foreign keys");
 
-    assert_eq!(one::<i64>(&conn, "SELECT count(*) FROM categories"), f.categories, "{}", f.file);
+    assert_eq!(one::<i64>(&conn, "SELECT count(*) FROM categories"), f.categories, "{file}");
     let by_status = |s: &str| -> i64 {
         conn.query_row("SELECT count(*) FROM pets WHERE status = ?1", [s], |r| r.get(0)).unwrap()
     };
-    assert_eq!((by_status("available"), by_status("pending"), by_status("sold")), f.pets, "{}", f.file);
+    assert_eq!((by_status("available"), by_status("pending"), by_status("sold")), f.pets, "{file}");
     let orders = (
         one::<i64>(&conn, "SELECT count(*) FROM orders WHERE complete = 0"),
         one::<i64>(&conn, "SELECT count(*) FROM orders WHERE complete = 1"),
         one::<i64>(&conn, "SELECT sum(quantity) FROM orders"),
     );
-    assert_eq!(orders, f.orders, "{}", f.file);
-    assert_eq!(one::<i64>(&conn, "SELECT count(*) FROM inventory_adjustments"), f.adjustments, "{}", f.file);
-    assert_eq!(one::<i64>(&conn, "SELECT sum(stock) FROM pets"), f.stock, "{}", f.file);
+    assert_eq!(orders, f.orders, "{file}");
+    assert_eq!(one::<i64>(&conn, "SELECT count(*) FROM inventory_adjustments"), f.adjustments, "{file}");
+    assert_eq!(one::<i64>(&conn, "SELECT sum(stock) FROM pets"), f.stock, "{file}");
 
     let stocked = stocked(&conn);
-    assert_eq!(fingerprint(&stocked), f.stocked_fingerprint, "{}: stock + ordered, per pet", f.file);
+    assert_eq!(fingerprint(&stocked), f.stocked_fingerprint, "{file}: stock + ordered, per pet");
     for (pet, expected) in f.stocked {
         assert_eq!(stocked.iter().find(|(id, _)| id == pet).map(|(_, n)| *n), Some(*expected), "pet {pet}");
+    }
+
+    let idempotency: Vec<(String, i64)> = conn
+        .prepare("SELECT key, status FROM idempotency_keys ORDER BY id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    let expected: Vec<(String, i64)> = f.idempotency.iter().map(|(k, s)| (k.to_string(), *s)).collect();
+    assert_eq!(idempotency, expected, "{file}: the Idempotency-Key records");
+}
+
+/// The named keys are all there, as they were, and each secret still authenticates (or is
+/// refused) as it did before the upgrade.
+async fn check_keys(store: &Store, f: &Fixture) {
+    let file = file_of(f.version);
+    let mut listed: Vec<(String, &str, bool, bool)> = store
+        .list_keys()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|k| (k.name, k.scope.as_str(), k.rotated_at.is_some(), k.revoked_at.is_some()))
+        .collect();
+    let mut expected: Vec<(String, &str, bool, bool)> =
+        f.keys.iter().map(|k| (k.name.to_owned(), k.scope, k.rotated_from.is_some(), k.revoked)).collect();
+    listed.sort_by_key(|k| k.0.to_lowercase());
+    expected.sort_by_key(|k| k.0.to_lowercase());
+    assert_eq!(listed, expected, "{file}: the named keys");
+    for key in f.keys {
+        let found = store.find_key(petstore::api_key::hash(key.secret)).await.unwrap();
+        if key.revoked {
+            assert_eq!(found, KeyMatch::Revoked { name: key.name.to_owned() }, "{file}: {}", key.name);
+        } else {
+            let KeyMatch::Active(KeyHolder { name, scope }) = found else {
+                panic!("{file}: the secret of {} no longer works: {found:?}", key.name)
+            };
+            assert_eq!((name.as_str(), scope.as_str()), (key.name, key.scope), "{file}");
+        }
+        if let Some(old) = key.rotated_from {
+            let found = store.find_key(petstore::api_key::hash(old)).await.unwrap();
+            assert_eq!(found, KeyMatch::Unknown, "{file}: {}'s secret from before its rotation", key.name);
+        }
     }
 }
 
