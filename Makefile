@@ -154,8 +154,10 @@ bundle: deps ui
 	rm -rf target/release/bundle/deb target/release/bundle/rpm
 	$(TAURI) build --ci --bundles deb,rpm -- --locked
 
-## bundle-test: unpack the .deb into a temporary root and start the packaged binary under
-## Xvfb with an empty data directory; its local API must answer.
+## bundle-test: read the .deb's and the .rpm's fields (dpkg-deb, rpm), validate the desktop
+## entry (desktop-file-validate), unpack the .deb into a temporary root and start the
+## packaged binary under Xvfb with an empty data directory; its local API must answer. A
+## missing tool fails it (.ci/install-deps installs them).
 bundle-test: bundle
 	tests/package/run.sh
 
