@@ -1,6 +1,7 @@
 //! The edge every request passes before routing, as one service: request ids, panic
-//! catching, the access log, the Host/Origin check, the deprecation headers, a timeout,
-//! reading the body and the body limit.
+//! catching, the access log, the Host/Origin check, the deprecation headers, a timeout
+//! (which keeps a timed-out request's queued writes from running), reading the body and the
+//! body limit.
 //! Whatever the framework itself refuses (unknown route, wrong method, timeout, oversize
 //! body) is rewritten into the contract's Error object on the way out.
 //!
@@ -33,6 +34,7 @@ use super::extract::{BODY_LIMIT, too_large};
 use super::state::AppState;
 use super::{access, deprecation};
 use crate::error::{Error, ErrorCode};
+use crate::store::WriteAdmission;
 
 static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -118,15 +120,37 @@ async fn answer(edge: &Edge, router: Router, req: Request) -> Response {
     let retired = deprecated.as_deref().and_then(|pet| deprecation::retired(&edge.state.clock, pet));
     let mut response = match retired {
         Some(gone) => gone,
-        None => tokio::time::timeout(edge.timeout, read_body_first(req, router)).await.unwrap_or_else(|_| {
-            ApiError::new(ErrorCode::RequestTimeout, "the request took too long and was abandoned")
-                .into_response()
-        }),
+        None => within_timeout(edge.timeout, read_body_first(req, router)).await,
     };
     if let Some(pet) = deprecated {
         deprecation::add_headers(response.headers_mut(), &pet);
     }
     response
+}
+
+/// Answers `answer` if it is ready within `timeout`, else 408. A timed-out request's
+/// future is dropped, but a write it sent may still be queued at the store's writer and
+/// would change the shop after the client was told the request failed (and a client that
+/// retries would order twice). So the request runs in a [`WriteAdmission`] that the store's
+/// writes pick up: at the timeout it is closed, no write of the request that has not begun
+/// will begin, and the 408 says whether one had, in which case it may have been applied.
+async fn within_timeout(timeout: Duration, answer: impl Future<Output = Response>) -> Response {
+    let admission = WriteAdmission::new();
+    match tokio::time::timeout(timeout, admission.clone().scope(answer)).await {
+        Ok(response) => response,
+        Err(_) => {
+            let consequence = if admission.close() {
+                "the change may have been applied; check before retrying"
+            } else {
+                "nothing was changed"
+            };
+            ApiError::new(
+                ErrorCode::RequestTimeout,
+                format!("the request took too long and was abandoned; {consequence}"),
+            )
+            .into_response()
+        }
+    }
 }
 
 /// Request ids: a random prefix per server and a counter. They tell requests apart in the
@@ -257,25 +281,34 @@ where
 mod tests {
     use std::sync::Arc;
 
+    use std::sync::atomic::AtomicBool;
+
+    use axum::extract::State;
     use axum::routing::get;
+    use serde_json::json;
     use tower::ServiceExt;
 
     use super::*;
     use crate::api::{HostPolicy, KeyRing, Shared};
     use crate::clock::Clock;
-    use crate::store::Store;
+    use crate::store::{Change, Store};
 
-    /// The real edge around three misbehaving handlers.
-    fn app(dir: &tempfile::TempDir) -> ApiService {
-        let state = AppState::new(Shared {
+    fn state(dir: &tempfile::TempDir) -> AppState {
+        AppState::new(Shared {
             store: Store::open(dir.path().join("m.db")).unwrap(),
             keys: KeyRing::from_secrets(["k"]),
             hosts: Arc::new(HostPolicy::new(80, &[])),
             clock: Clock::system(),
             failures: Default::default(),
-        });
+        })
+    }
+
+    /// The real edge around misbehaving handlers.
+    fn app(dir: &tempfile::TempDir) -> ApiService {
+        let state = state(dir);
         let routes = Router::new()
             .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await }))
+            .route("/write-slowly", get(write_slowly))
             .route("/panic", get(panics))
             .route(
                 "/fails",
@@ -286,6 +319,17 @@ mod tests {
 
     async fn panics() -> StatusCode {
         panic!("a bug")
+    }
+
+    /// A write that begins at once and takes longer than the edge's timeout (50 ms).
+    async fn write_slowly(State(s): State<AppState>) -> Result<(), ApiError> {
+        s.store
+            .write(Change::Pets, |_| {
+                std::thread::sleep(Duration::from_millis(300));
+                Ok(())
+            })
+            .await?;
+        Ok(())
     }
 
     /// Log lines, collected for a test to read.
@@ -371,6 +415,51 @@ mod tests {
         assert_eq!(status, StatusCode::REQUEST_TIMEOUT);
         assert_eq!(body["code"], "request_timeout");
         assert_eq!(body["status"], 408);
+    }
+
+    #[tokio::test]
+    async fn a_write_that_began_before_the_timeout_is_a_408_saying_it_may_have_been_applied() {
+        let dir = tempfile::tempdir().unwrap();
+        let (status, body) = call(app(&dir), "/write-slowly").await;
+        assert_eq!((status, &body["code"]), (StatusCode::REQUEST_TIMEOUT, &json!("request_timeout")));
+        let message = body["message"].as_str().unwrap();
+        assert!(message.contains("may have been applied; check before retrying"), "{message}");
+    }
+
+    #[tokio::test]
+    async fn a_write_still_queued_at_the_timeout_is_a_408_saying_nothing_changed_and_never_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let ran = Arc::new(AtomicBool::new(false));
+        let state = state(&dir);
+        let routes = Router::new().route(
+            "/write",
+            get({
+                let ran = ran.clone();
+                move |State(s): State<AppState>| async move {
+                    s.store
+                        .write(Change::Pets, move |_| {
+                            ran.store(true, Ordering::SeqCst);
+                            Ok(())
+                        })
+                        .await
+                        .map_err(ApiError)
+                }
+            }),
+        );
+        let app = ApiService::new(routes.with_state(state.clone()), state.clone(), Duration::from_millis(50));
+        // The writer is busy with work of its own for longer than the timeout.
+        let busy = state.store.with_writer(|_| {
+            std::thread::sleep(Duration::from_millis(300));
+            Ok(())
+        });
+        let (busy, (status, body)) = tokio::join!(busy, call(app, "/write"));
+        busy.unwrap();
+
+        assert_eq!(status, StatusCode::REQUEST_TIMEOUT);
+        let message = body["message"].as_str().unwrap();
+        assert!(message.ends_with("nothing was changed"), "{message}");
+        state.store.with_writer(|_| Ok(())).await.unwrap();
+        assert!(!ran.load(Ordering::SeqCst), "the write of a request that timed out ran afterwards");
     }
 
     #[tokio::test]

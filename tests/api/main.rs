@@ -25,6 +25,7 @@ mod openapi;
 mod orders;
 mod paging;
 mod pets;
+mod request_timeouts;
 mod support;
 mod upgrade;
 mod versions;

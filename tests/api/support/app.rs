@@ -67,18 +67,26 @@ pub async fn spawn_app_with(clock: Clock) -> TestApp {
 
 /// A server that slows clients down after `limit` wrong keys.
 pub async fn spawn_app_limited(clock: Clock, limit: FailureLimit) -> TestApp {
+    spawn_app_configured(|config| {
+        config.clock = clock;
+        config.failed_auth = limit;
+    })
+    .await
+}
+
+/// A server with the test's own settings, e.g. a short request timeout.
+pub async fn spawn_app_configured(configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
     let dir = tempfile::tempdir().unwrap();
     let db_path = dir.path().join("petstore.db");
-    let app = serve(&db_path, clock, limit).await;
+    let app = serve(&db_path, configure).await;
     TestApp { dir, ..app }
 }
 
-async fn serve(db_path: &std::path::Path, clock: Clock, limit: FailureLimit) -> TestApp {
+async fn serve(db_path: &std::path::Path, configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
     let store = Store::open(db_path).unwrap();
     let mut config =
         ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([KEY, OTHER_KEY]));
-    config.clock = clock;
-    config.failed_auth = limit;
+    configure(&mut config);
     let app = Application::bind(store, config).await.unwrap();
     let addr = app.local_addr();
     let (tx, rx) = oneshot::channel();
@@ -159,11 +167,10 @@ impl TestApp {
 
     /// Stops the server and opens a new one on the same database file, as after a restart.
     pub async fn restart(mut self) -> TestApp {
-        let clock = Clock::system();
         self.stop().await;
         let db_path = self.db_path.clone();
         let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
-        let app = serve(&db_path, clock, FailureLimit::default()).await;
+        let app = serve(&db_path, |_| {}).await;
         TestApp { dir, ..app }
     }
 
