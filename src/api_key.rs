@@ -93,11 +93,7 @@ pub fn load_or_create(path: &Path) -> Result<String, KeyError> {
 
 /// Creates `path` for the owner's eyes only; refuses to overwrite.
 fn write_private(path: &Path, key: &str) -> std::io::Result<()> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path)?;
+    let mut file = crate::private::create_file(path)?;
     writeln!(file, "{key}")?;
     file.sync_all()
 }

@@ -14,4 +14,5 @@ pub mod api_key;
 pub mod client;
 pub mod clock;
 pub mod openapi;
+pub mod private;
 pub mod server;

@@ -9,7 +9,6 @@ mod error;
 mod events;
 mod input;
 mod local_api;
-mod private;
 mod secret_store;
 mod settings;
 mod shell;
@@ -66,8 +65,8 @@ impl Launch {
         };
         // Every folder made here is 0700; one that was there is made private too (only
         // the data folder itself: a parent such as /srv is not the app's to change).
-        petstore::store::create_private_dir(&dir)?;
-        private::tighten_dir(&dir);
+        petstore::private::create_dir(&dir)?;
+        petstore::private::tighten_dir(&dir);
         Ok(dir)
     }
 }

@@ -275,11 +275,7 @@ impl KeyFile {
             Err(e) if e.kind() == ErrorKind::NotFound => {}
             Err(e) => return Err(fail(e)),
         }
-        let mut options = fs::OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-        let mut file = options.open(&tmp).map_err(fail)?;
+        let mut file = petstore::private::create_file(&tmp).map_err(fail)?;
         file.write_all(key.as_bytes()).and_then(|()| file.sync_all()).map_err(fail)?;
         fs::rename(&tmp, &self.path).map_err(fail)
     }

@@ -116,7 +116,7 @@ pub mod persist {
     /// keeping the mode of a file that exists, and saves every store it loaded when the app
     /// exits, so this must be done as soon as the store is opened, not only before a save.
     fn ensure_private(dir: &Path) -> CommandResult<()> {
-        crate::private::ensure_file(&dir.join(FILE_NAME), b"{}").map_err(CommandError::internal)
+        petstore::private::ensure_file(&dir.join(FILE_NAME), b"{}").map_err(CommandError::internal)
     }
 
     /// The saved settings, or the defaults when none are saved (or they do not parse,

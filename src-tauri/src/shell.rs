@@ -15,9 +15,9 @@ use crate::backend::{Backend, Target};
 use crate::deferred::Deferred;
 use crate::error::{CommandError, CommandResult};
 use crate::local_api::{LocalApi, LocalApiStatus};
-use crate::private;
 use crate::secret_store::{self, KeyOrigin, RemoteKeyStorage, SavedKey, SecretStore, origin_of};
 use crate::settings::{BackendKind, Settings, SettingsInput, SettingsView, persist};
+use petstore::private;
 
 /// How long the status bar waits for a remote before calling it unreachable.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(4);

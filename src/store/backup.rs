@@ -6,7 +6,7 @@
 //! checks the backup completely before it touches the live database, then swaps the file
 //! in with one rename.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, ErrorCode as SqliteCode, OpenFlags};
@@ -14,6 +14,7 @@ use rusqlite::{Connection, ErrorCode as SqliteCode, OpenFlags};
 use super::engine::{self, SCHEMA_VERSION};
 use crate::domain::Timestamp;
 use crate::error::{Error, Result};
+use crate::private;
 
 /// The tables every Petstore schema since version 1 has.
 const PETSTORE_TABLES: [&str; 4] = ["categories", "pets", "orders", "inventory_adjustments"];
@@ -24,7 +25,7 @@ pub(super) fn write(conn: &Connection, to: &Path) -> Result<()> {
         Error::validation(format!("cannot write the backup to {}: {e}", to.display()))
     };
     // Claiming the name first makes "never overwrite" atomic, whoever else writes there.
-    create_private(to).map_err(|e| match e.kind() {
+    private::create_file(to).map_err(|e| match e.kind() {
         std::io::ErrorKind::AlreadyExists => {
             Error::validation(format!("{} already exists; not overwriting it", to.display()))
         }
@@ -34,7 +35,7 @@ pub(super) fn write(conn: &Connection, to: &Path) -> Result<()> {
     let written = (|| -> std::io::Result<()> {
         // SQLite fills an existing empty file and keeps its mode, so the copy is private
         // from its first byte.
-        create_private(&partial)?;
+        private::create_file(&partial)?;
         conn.execute("VACUUM INTO ?1", [partial.to_string_lossy()]).map_err(std::io::Error::other)?;
         // VACUUM INTO does not sync its output; a backup must survive a power cut.
         File::open(&partial)?.sync_all()?;
@@ -205,7 +206,7 @@ fn stage(from: &Path, staged: &Path, target: &Path) -> Result<(), RestoreError> 
     let io =
         |e: &dyn std::fmt::Display| RestoreError::Io { path: target.to_path_buf(), reason: e.to_string() };
     let damaged = |problem: String| RestoreError::Damaged { path: from.to_path_buf(), problem };
-    create_private(staged).map_err(|e| io(&e))?;
+    private::create_file(staged).map_err(|e| io(&e))?;
     let source = Connection::open_with_flags(from, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| io(&e))?;
     source.execute("VACUUM INTO ?1", [staged.to_string_lossy()]).map_err(|e| damaged(e.to_string()))?;
     drop(source);
@@ -276,17 +277,8 @@ fn quiesce(target: &Path) -> Result<(), RestoreError> {
     }
 }
 
-/// A new file only this user can read, failing if `path` exists.
-fn create_private(path: &Path) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)
-}
-
 fn copy_private(from: &Path, to: &Path) -> std::io::Result<()> {
-    let mut out = create_private(to)?;
+    let mut out = private::create_file(to)?;
     std::io::copy(&mut File::open(from)?, &mut out)?;
     out.sync_all()
 }

@@ -115,7 +115,7 @@ fn database_path(given: Option<PathBuf>) -> Result<PathBuf, String> {
     }
     let dir =
         dirs::data_dir().ok_or("this system has no data directory; pass --db PATH")?.join("petstore-server");
-    petstore::store::create_private_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    petstore::private::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     Ok(dir.join("petstore.db"))
 }
 

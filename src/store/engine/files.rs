@@ -1,52 +1,26 @@
-//! The database's files are private: an order names a customer and what they bought, and
-//! every local user of a shared till could read a world-readable file. New databases are
-//! created 0600 (SQLite gives its `-wal` and `-shm` the main file's mode), new data folders
-//! 0700, and files left readable by others (by an older Petstore, or by hand) are
-//! tightened when the database is opened, with a log line.
+//! The database's files are private (see `crate::private`): a new database is created
+//! 0600 before SQLite opens it, so that its `-wal` and `-shm`, which SQLite gives the main
+//! file's mode, are private too; files left readable by others are tightened when the
+//! database is opened.
 
 use std::io;
 use std::path::Path;
 
-/// Creates `dir` and any missing parent, each new one readable by its owner alone.
-pub fn create_private_dir(dir: &Path) -> io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
-}
+use crate::private;
 
 /// Before SQLite opens `db`: creates it empty and private when it does not exist (SQLite
 /// takes an empty file for a new database), else tightens it and its `-wal` and `-shm`.
 pub(super) fn make_private(db: &Path) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-
-        match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(db) {
-            Ok(_) => return Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(e),
-        }
-        for suffix in ["", "-wal", "-shm"] {
-            let mut name = db.as_os_str().to_owned();
-            name.push(suffix);
-            let file = Path::new(&name);
-            let Ok(meta) = std::fs::metadata(file) else { continue };
-            let mode = meta.permissions().mode() & 0o777;
-            if mode & 0o077 != 0 {
-                std::fs::set_permissions(file, std::fs::Permissions::from_mode(mode & 0o700))?;
-                tracing::warn!(
-                    file = %file.display(),
-                    was = format_args!("{mode:o}"),
-                    now = format_args!("{:o}", mode & 0o700),
-                    "the database file was readable by other users; it is now private"
-                );
-            }
-        }
+    match private::create_file(db) {
+        Ok(_) => return Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
     }
-    #[cfg(not(unix))]
-    let _ = db;
+    for suffix in ["", "-wal", "-shm"] {
+        let mut name = db.as_os_str().to_owned();
+        name.push(suffix);
+        private::tighten_file(Path::new(&name));
+    }
     Ok(())
 }
 
@@ -64,7 +38,7 @@ mod tests {
     fn a_new_database_and_its_wal_and_shm_are_private() {
         let dir = tempfile::tempdir().unwrap();
         let folder = dir.path().join("shop").join("data");
-        create_private_dir(&folder).unwrap();
+        private::create_dir(&folder).unwrap();
         assert_eq!((mode(&folder), mode(folder.parent().unwrap())), (0o700, 0o700));
 
         let db = folder.join("petstore.db");

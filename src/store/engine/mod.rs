@@ -69,7 +69,6 @@ use tokio::sync::broadcast;
 pub use admission::WriteAdmission;
 pub(super) use connection::open_writer;
 pub use connection::{OpenError, SCHEMA_VERSION, migrations};
-pub use files::create_private_dir;
 pub(super) use readers::Snapshot;
 
 use super::Change;

@@ -1,9 +1,9 @@
-//! The app's data is for the user's eyes only: it holds the shop's customers and orders,
-//! the local API key and perhaps the remote one. Every folder the app creates for it is
-//! 0700 and every file it writes itself 0600, whatever the umask; ones already there
-//! (made by an older version, copied, unpacked from an archive) are tightened at start,
-//! with a log line, so nobody wonders why their permissions changed. New folders come from
-//! `petstore::store::create_private_dir`; the database files are the store's business.
+//! Petstore's files are for their owner's eyes only: the database holds the shop's
+//! customers and orders, the key files and the app's settings the keys. Every folder the
+//! server or the app creates for them is 0700 and every file 0600, whatever the umask; ones
+//! already there (made by an older version, copied, unpacked from an archive) are
+//! tightened at start, with a log line, so nobody wonders why their permissions changed.
+//! (SQLite gives a database's `-wal` and `-shm` the mode of the database file.)
 //!
 //! On Windows the data folder is in the user's profile, whose ACL already keeps other users
 //! out, and files inherit it: nothing to do there.
@@ -11,16 +11,31 @@
 use std::io;
 use std::path::Path;
 
+/// Creates `dir` and any missing parent, each new one private (0700); one that exists is
+/// left as it is.
+pub fn create_dir(dir: &Path) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)
+}
+
+/// Creates `path` as a new, empty, private (0600) file; fails if it exists.
+pub fn create_file(path: &Path) -> io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
+}
+
 /// Makes sure `path` exists as a private file (new ones hold `initial`) before something
 /// writes it in place: the settings store writes with `fs::write`, which keeps the mode of
 /// a file that exists and gives a new one the umask's. A file that exists is tightened if
 /// need be.
 pub fn ensure_file(path: &Path, initial: &[u8]) -> io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    match options.open(path) {
+    match create_file(path) {
         Ok(mut file) => io::Write::write_all(&mut file, initial),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
             tighten_file(path);
@@ -30,14 +45,14 @@ pub fn ensure_file(path: &Path, initial: &[u8]) -> io::Result<()> {
     }
 }
 
-/// Takes away group and other access from the data folder, if it has any.
+/// Takes away group and other access from a data folder, if it has any.
 pub fn tighten_dir(dir: &Path) {
     tighten(dir, 0o700);
 }
 
-/// Takes away group and other access (and execution) from a file the app writes, if it
-/// exists and has any. Only a regular file: a symbolic link is left alone, since changing
-/// the file it points to is not this app's to decide.
+/// Takes away group and other access (and execution) from one of our files, if it exists
+/// and has any. Only a regular file: a symbolic link is left alone, since changing the file
+/// it points to is not ours to decide.
 pub fn tighten_file(path: &Path) {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_file() => tighten(path, 0o600),
@@ -57,11 +72,11 @@ fn tighten(path: &Path, private: u32) {
     match std::fs::set_permissions(path, std::fs::Permissions::from_mode(now)) {
         Ok(()) => tracing::warn!(
             path = %path.display(), was = format_args!("{mode:o}"), now = format_args!("{now:o}"),
-            "tightened permissions: the app's data was readable by other users; it is now private"
+            "tightened permissions: the file was readable by other users; it is now private"
         ),
         Err(e) => tracing::warn!(
             path = %path.display(), was = format_args!("{mode:o}"), error = %e,
-            "cannot tighten permissions: the app's data is readable by other users"
+            "cannot tighten permissions: the file is readable by other users"
         ),
     }
 }
