@@ -48,7 +48,8 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
   unreachable: 'Check the server address in Settings, and that the server is running.',
   unauthorized: 'Check the API key in Settings.',
   timeout: 'The server took too long to answer. Try again.',
-  request_timeout: 'The server took too long to answer. Try again.',
+  request_timeout: 'The server took too long to answer; the message says whether anything was changed. Check before trying again.',
+  busy: 'Another program (a backup, a second Petstore) is using the database. Nothing was changed: try again in a moment.',
 };
 
 export function hintFor(error: CommandError): string | null {
