@@ -6,7 +6,9 @@ this measures that on this shared machine, whose speed drifts by a tenth within 
 the two settings run in alternating rounds on fresh copies of one seeded database, and the
 figures of each round are printed side by side.
 
-    python3 tests/bench/paired.py PETSTORE_WAL_WRITES=off [--rounds 3] [--pets 100000]
+    python3 tests/bench/paired.py NAME=VALUE [--rounds 3] [--pets 100000]
+
+Issue 17 decided the WAL-writes VFS with it (PETSTORE_WAL_WRITES=off, since removed).
 
 Needs the release server (`cargo build --release --bin petstore-server`) and wrk.
 """

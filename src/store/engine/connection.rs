@@ -135,25 +135,9 @@ pub(super) fn open_checkpointer(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
-/// Opens `path` through the VFS that writes each commit to the WAL in one piece
-/// (`wal_writes.rs`), where there is one.
 fn open_file(path: &Path, flags: OpenFlags) -> rusqlite::Result<Connection> {
     without_memory_statistics();
-    #[cfg(target_os = "linux")]
-    if wal_writes_wanted()
-        && let Some(vfs) = super::wal_writes::vfs()
-    {
-        return Connection::open_with_flags_and_vfs(path, flags, vfs);
-    }
     Connection::open_with_flags(path, flags)
-}
-
-/// `PETSTORE_WAL_WRITES=off` opens through SQLite's own VFS: the switch of the paired
-/// measurement that decides whether the WAL-writes VFS stays (tests/bench/paired.py).
-#[cfg(target_os = "linux")]
-fn wal_writes_wanted() -> bool {
-    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WANTED.get_or_init(|| std::env::var_os("PETSTORE_WAL_WRITES").is_none_or(|v| v != "off"))
 }
 
 /// Turns SQLite's memory statistics off before its first connection. With them on (its

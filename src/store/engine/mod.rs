@@ -40,6 +40,12 @@
 //! | 128 cached statements per connection | `connection.rs` | pages of pets | every list shape is a statement; 16 made busy connections parse again | `STATEMENT_CACHE` |
 //! | no memory statistics, no memory management in SQLite | `connection.rs`, `.cargo/config.toml` | reads by key on two cores | a process-wide mutex per allocation: 11 % of a busy server's time; +2.8/-1.5/+3.7/+3.6 % in paired runs | the flags in `.cargo/config.toml`, `without_memory_statistics` |
 //!
+//! Removed, for what it cost:
+//!
+//! | mechanism | measured gain | why it went |
+//! | --- | --- | --- |
+//! | a VFS that held a commit's WAL frames in memory and wrote them in a few writes at its sync (Linux) | +7..29 % orders/s in paired runs (tests/bench/paired.py, issue 17), orders ≥ 10,000/s without it | it wrote a rolled-back transaction's spilled frames later, over frames another connection had committed: the power-cut rounds lost acknowledged orders |
+//!
 //! Outside the engine, for the same targets (each module says more):
 //!
 //! | mechanism | where | measured gain | how to switch it off |
@@ -56,8 +62,6 @@ mod checkpointer;
 mod connection;
 mod files;
 mod readers;
-#[cfg(target_os = "linux")]
-mod wal_writes;
 mod writer;
 
 use std::path::{Path, PathBuf};

@@ -36,8 +36,8 @@
 //! # Using it
 //!
 //! [`install`] registers it as the process's default VFS before any connection opens, so
-//! `petstore::Store::open` goes through it with no hook in the production code (and any
-//! VFS the store layers on the default, like its `petstore-unix`, sits on top of this one).
+//! `petstore::Store::open` goes through it with no hook in the production code (a VFS
+//! layered on the default would sit on top of this one).
 //! [`cut`] cuts the power now; [`cut_at_sync`] arms a cut at the Nth sync from then on,
 //! just before that sync takes effect. Every I/O method holds a process-wide gate shared
 //! while it runs; the cut takes it exclusively and never gives it back, so no I/O is half
@@ -106,7 +106,7 @@ pub fn install(seed: u64, report: PathBuf) {
     let mut vfs = unsafe { *unix };
     // The copy keeps `unix`'s other methods: they use nothing of the `sqlite3_vfs` they are
     // given (sqlite3.c marks the argument unused), so they work on this copy, and on any
-    // copy of it a VFS layered on top makes (the store's `petstore-unix` does).
+    // copy of it a VFS layered on top makes.
     let real_size = usize::try_from(vfs.szOsFile).expect("a size");
     vfs.szOsFile = c_int::try_from(REAL_AT + real_size).expect("a small file object");
     vfs.pNext = ptr::null_mut();
