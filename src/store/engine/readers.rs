@@ -489,7 +489,7 @@ mod tests {
             .unwrap();
         let readers = Readers::with_max_age(path.clone(), LONG);
         // Another process, which holds the lock until a line comes on its input.
-        let holder = std::process::Command::new("python3")
+        let mut holder = std::process::Command::new("python3")
             .arg("-c")
             .arg(HOLDER)
             .arg(&path)
@@ -497,11 +497,11 @@ mod tests {
             .stdout(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let mut locked = std::io::BufReader::new(holder.stdout.unwrap());
+        let mut locked = std::io::BufReader::new(holder.stdout.take().unwrap());
         let mut line = String::new();
         std::io::BufRead::read_line(&mut locked, &mut line).unwrap();
         assert_eq!(line.trim(), "locked");
-        let mut let_go = holder.stdin.unwrap();
+        let mut let_go = holder.stdin.take().unwrap();
 
         let read = tokio::spawn({
             let readers = readers.clone();
@@ -517,5 +517,6 @@ mod tests {
         tokio::task::yield_now().await;
         std::io::Write::write_all(&mut let_go, b"let go\n").unwrap();
         assert_eq!(read.await.unwrap(), Ok(2), "the read waited on the blocking pool, then saw the commit");
+        assert!(holder.wait().unwrap().success());
     }
 }
