@@ -52,23 +52,18 @@ struct Edge {
     ids: RequestIds,
 }
 
+/// The answer to one request, as [`ApiService`] gives it.
+pub type Answer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
 impl ApiService {
     pub fn new(router: Router, state: AppState, timeout: Duration) -> Self {
         Self { router, edge: Arc::new(Edge { state, timeout, ids: RequestIds::new() }) }
     }
-}
 
-impl Service<Request> for ApiService {
-    type Response = Response;
-    type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        // The router is always ready; it is called by `oneshot` below, which asks it.
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, mut req: Request) -> Self::Future {
+    /// Answers `req`, as [`Service::call`] does, without a clone of the service to call it
+    /// on: the server calls this for every request, and the clone's counts are shared by
+    /// every connection.
+    pub fn answer(&self, mut req: Request) -> Answer {
         // A client's own request id is kept, so that its logs and ours can be matched.
         let id = match req.headers().get(&X_REQUEST_ID) {
             Some(id) => id.clone(),
@@ -107,6 +102,22 @@ impl Service<Request> for ApiService {
             response.headers_mut().entry(&X_REQUEST_ID).or_insert(id);
             Ok(response)
         })
+    }
+}
+
+impl Service<Request> for ApiService {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Answer;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // The router is always ready; it is called by `oneshot` in `read_body_first`, which
+        // asks it.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request) -> Answer {
+        self.answer(req)
     }
 }
 

@@ -30,7 +30,7 @@ pub use deprecation::{deprecated_since, sunset};
 pub use error::ApiError;
 pub use extract::{BODY_LIMIT, parse_body};
 pub use failures::{FailedAuth, FailureLimit};
-pub use middleware::ApiService;
+pub use middleware::{Answer, ApiService};
 pub use state::{AppState, Shared};
 
 /// One operation the router serves, as the OpenAPI document names it.
