@@ -84,6 +84,9 @@ impl Client {
             .timeout(config.request_timeout)
             // The API never redirects; following one would only hide a wrong base URL.
             .redirect(reqwest::redirect::Policy::none())
+            // A Petstore server closes a connection idle for 10 s (src/server/connections.rs);
+            // reusing one it is closing at that moment would fail a request for nothing.
+            .pool_idle_timeout(Duration::from_secs(5))
             .user_agent(concat!("petstore-client/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(Error::internal)?;

@@ -170,15 +170,18 @@ mod tests {
         .await
         .unwrap();
 
+        const CALLERS: i64 = 2;
         let idle = Store::open(&path).unwrap();
         idle.get_pet(PetId::try_from(1).unwrap()).await.unwrap();
 
-        let callers: Vec<_> = (0..16_i64)
+        // Two callers: at the pace of sixteen, a debug build appends some 60 MB to the WAL
+        // between two checkpoints (500 ms apart) with no snapshot held anywhere.
+        let callers: Vec<_> = (0..CALLERS)
             .map(|caller| {
                 let busy = busy.clone();
                 tokio::spawn(async move {
-                    for n in 0..50_000 / 16 {
-                        let pet = (caller * 7919 + n * 16 * 7919) % pets + 1;
+                    for n in 0..50_000 / CALLERS {
+                        let pet = (caller * 7919 + n * CALLERS * 7919) % pets + 1;
                         let order = format!(r#"{{"petId": {pet}, "quantity": 1}}"#);
                         busy.place_order(parse_body::<NewOrder>(order.as_bytes()).unwrap()).await.unwrap();
                     }
@@ -188,11 +191,9 @@ mod tests {
         for caller in callers {
             caller.await.unwrap();
         }
-        // Held back by the idle snapshot, the WAL holds every order: 482 MB, measured. Started
-        // over, it is cut back to 64 MB (`journal_size_limit`) after any burst that grew it
-        // past that, which a slow, loaded machine can see between two checkpoints.
+        // Held back by the idle snapshot, the WAL holds every order: 482 MB, measured.
         let wal = std::fs::metadata(dir.path().join("shop.db-wal")).unwrap().len();
-        assert!(wal <= 64 << 20, "the busy store's WAL is {} MB", wal >> 20);
+        assert!(wal < 64 << 20, "the busy store's WAL is {} MB", wal >> 20);
         drop(idle);
     }
 }

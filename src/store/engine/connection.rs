@@ -8,6 +8,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 use rusqlite_migration::{M, Migrations};
 
+use super::files;
 use crate::error::{Error, Result};
 
 const MIGRATIONS: &[M<'static>] = &[
@@ -69,7 +70,7 @@ pub(in crate::store) fn open_writer(path: &Path) -> Result<Connection, OpenError
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
         return Err(unusable(&format!("the folder {} does not exist", dir.display())));
     }
-    super::files::make_private(path).map_err(|e| unusable(&e))?;
+    files::create_if_new(path).map_err(|e| unusable(&e))?;
     let mut conn = open_file(path, OpenFlags::default()).map_err(|e| unusable(&e))?;
 
     // Look before writing anything: even `journal_mode = WAL` changes the file.
@@ -100,6 +101,8 @@ pub(in crate::store) fn open_writer(path: &Path) -> Result<Connection, OpenError
     if (found == 0 && has_objects) || (found > 0 && !has_pets) {
         return Err(OpenError::Foreign { path: path.to_path_buf() });
     }
+
+    files::tighten(path);
 
     if found == 0 {
         // Only a new database takes it: the page size is fixed when the file is first

@@ -1,7 +1,7 @@
 //! The database's files are private (see `crate::private`): a new database is created
 //! 0600 before SQLite opens it, so that its `-wal` and `-shm`, which SQLite gives the main
-//! file's mode, are private too; files left readable by others are tightened when the
-//! database is opened.
+//! file's mode, are private too; files of ours left readable by others are tightened when
+//! the database is opened.
 
 use std::io;
 use std::path::Path;
@@ -9,19 +9,22 @@ use std::path::Path;
 use crate::private;
 
 /// Before SQLite opens `db`: creates it empty and private when it does not exist (SQLite
-/// takes an empty file for a new database), else tightens it and its `-wal` and `-shm`.
-pub(super) fn make_private(db: &Path) -> io::Result<()> {
+/// takes an empty file for a new database).
+pub(super) fn create_if_new(db: &Path) -> io::Result<()> {
     match private::create_file(db) {
-        Ok(_) => return Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        created => created.map(drop),
     }
+}
+
+/// Tightens `db`, its `-wal` and `-shm`, once the database is known to be ours: a newer
+/// Petstore's, or another program's, is left untouched, its mode too.
+pub(super) fn tighten(db: &Path) {
     for suffix in ["", "-wal", "-shm"] {
         let mut name = db.as_os_str().to_owned();
         name.push(suffix);
         private::tighten_file(Path::new(&name));
     }
-    Ok(())
 }
 
 #[cfg(all(test, unix))]

@@ -19,7 +19,7 @@ use super::admission::WriteAdmission;
 use super::checkpointer::{self, Nudge};
 use super::connection;
 use super::readers::Readers;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 
 /// The most writes committed together: enough to cover every connection of a busy server
 /// at once, small enough that the first caller of a group never waits long for the last.
@@ -213,9 +213,10 @@ fn rolled_back() -> Error {
     Error::internal("the transaction was rolled back by the database")
 }
 
-/// Nobody waits for this answer: the request's edge answered it already.
+/// Nobody waits for this answer: the request's edge answered it already. Not an internal
+/// error (which is logged as one): a timeout dropping a queued write is expected.
 fn request_over() -> Error {
-    Error::internal("the request was over before its write began")
+    Error::new(ErrorCode::RequestTimeout, "the request was over before its write began; nothing was changed")
 }
 
 fn panicked() -> Error {
