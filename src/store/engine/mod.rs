@@ -32,8 +32,8 @@
 //! | checkpoints by a thread of their own, at most every 500 ms | `checkpointer.rs` | orders/s, and their p99 | a checkpoint inside a commit was a tenth of the writer's time; a 50 ms pause made orders 8 % slower than 500 ms | `CHECKPOINT_PAUSE` |
 //! | the writer copies the WAL's tail between two groups, so the WAL starts over | `checkpointer.rs` | orders/s; the WAL's size | 16.7k/16.2k → 18.9k/17.2k orders/s; the WAL grew 1.6 GB in 8 s without it | remove `Nudge::committed`'s `copy_tail` |
 //! | reader connections keep their snapshot while nothing was committed (≤ 5 ms, for other processes) | `readers.rs` | GET /pets/{petId} ≥ 0.5 × the axum ceiling | a read by key 4.7 µs → 1.9 µs; +7..37 % req/s by id | `MAX_AGE = 0` |
-//! | idle snapshots end by a timer | `readers.rs` | another process's checkpoints can restart the WAL | correctness (a WAL that grew without bound), not speed | none: it is a fix |
-//! | bounded reads inline, others on the blocking pool | `readers.rs` | reads by key | a hop to the blocking pool and back cost as much as the read | call `read` for everything |
+//! | idle snapshots end by a timer | `readers.rs` | another process's checkpoints can restart the WAL | correctness, not speed: beside a store that read once and idled, another's WAL reached 482-623 MB over 50,000 orders, under 64 MB with it | none: it is a fix |
+//! | bounded reads inline, others on the blocking pool; inline ones never wait for a lock (busy timeout zero, then the pool) | `readers.rs` | reads by key | a hop to the blocking pool and back cost as much as the read; one extra statement per new snapshot for the lock check | call `read` for everything |
 //! | at most 8 reader connections, kept | `readers.rs` | reads under load, memory < 64 MB | no open/close churn (schema parse per connection) | `READERS` |
 //! | 2 KB pages for new databases | `connection.rs` | orders/s and their p99 | +27-35 % orders/s at 100,000 pets; p99 under disk stalls 80-950 → 30-150 ms | `PAGE_SIZE = 4096` |
 //! | query planner stability (QPSG) | `connection.rs` | pages of pets | a re-prepare per page was 16 % of a busy server's time | drop the `set_db_config` line |
@@ -54,6 +54,7 @@
 //! | the Pets screen's list read from one covering index | migration 0006, `pets.rs` | no table look-up per row of a filtered page | drop the index |
 //! | deep pages start from a bookmark | `paging/bookmarks.rs`, migration 0007 | a deep page at 1M pets 13.1 → 0.48 ms; every 20th row 118 vs 137 µs against every 100th | `KeptList { bookmarks: None }` |
 //! | the edge as one hand-written service, the key check a small tower service | `api/middleware.rs`, `api/require_key.rs` | server CPU per GET by id 42-46 → 38-41 µs against axum `from_fn` layers | build it from tower-http layers |
+//! | idle connections closed by a sweep once a second, not hyper's per-request header timer | `server/connections.rs` | +3.2 % server CPU per GET by id with the timer (median of 12 paired rounds) | `header_read_timeout` on the http1 builder |
 //! | mimalloc in the server | `bin/petstore-server/main.rs` | landed with the other allocation cuts of commit be8b7c3, not measured alone | remove the `#[global_allocator]` |
 //! | the request span and access line only at `RUST_LOG=debug` (a 5xx always logged) | `api/middleware.rs` | landed with commit 666e461, not measured alone | `RUST_LOG=debug` |
 
