@@ -55,7 +55,8 @@ pub struct SavedKey {
 /// Where a saved key may be sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KeyOrigin {
-    /// Only to this origin, as [`origin_of`] writes it (`https://shop-server.lan:8787`).
+    /// Only to this origin, as `petstore::client::origin_of` writes it
+    /// (`https://shop-server.lan:8787`).
     Only(String),
     /// Nowhere: a key an older version kept with no server address beside it. It is sent
     /// nowhere until it is typed again with an address.
@@ -70,18 +71,6 @@ impl std::fmt::Debug for SavedKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SavedKey").field("key", &"<redacted>").field("origin", &self.origin).finish()
     }
-}
-
-/// The origin of a server address (scheme, host and port, the default port left out), or
-/// `None` if it is not an http(s) URL with a host. Two addresses with the same origin reach
-/// the same server over the same protocol; a path below it does not matter.
-pub fn origin_of(address: &str) -> Option<String> {
-    let url = tauri::Url::parse(address.trim()).ok()?;
-    // Any other scheme has an opaque origin ("null"), which would equal every other one.
-    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
-        return None;
-    }
-    Some(url.origin().ascii_serialization())
 }
 
 /// How a key and its origin are kept: `origin=<origin>` (empty for [`KeyOrigin::Nowhere`])
@@ -486,22 +475,6 @@ mod tests {
         assert!(damaged.contains("damaged") && !damaged.contains("secret-0123"), "{damaged}");
         let debug = format!("{:?}", saved("secret-0123456789abcdef", "http://a"));
         assert!(!debug.contains("secret-0123") && debug.contains("http://a"), "{debug}");
-    }
-
-    #[test]
-    fn an_origin_is_the_scheme_host_and_port_of_an_http_address() {
-        assert_eq!(origin_of("http://shop-server.lan:8787").as_deref(), Some("http://shop-server.lan:8787"));
-        assert_eq!(
-            origin_of(" HTTP://Shop-Server.LAN:8787/petstore/ ").as_deref(),
-            Some("http://shop-server.lan:8787")
-        );
-        assert_eq!(origin_of("https://shop.example:443/api").as_deref(), Some("https://shop.example"));
-        assert_ne!(origin_of("http://shop.example"), origin_of("https://shop.example"));
-        assert_ne!(origin_of("http://shop.example:8787"), origin_of("http://shop.example:8788"));
-        for not_http in ["", "shop.example", "ftp://shop.example", "file:///etc/passwd", "data:text/plain,x"]
-        {
-            assert_eq!(origin_of(not_http), None, "{not_http}");
-        }
     }
 
     #[test]

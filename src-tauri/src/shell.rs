@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use petstore::client::{Client, ClientConfig};
+use petstore::client::{Client, ClientConfig, origin_of};
 use petstore::domain::Page;
 use petstore::{Petstore, Store};
 use serde::Serialize;
@@ -15,7 +15,7 @@ use crate::backend::{Backend, Target};
 use crate::deferred::Deferred;
 use crate::error::{CommandError, CommandResult};
 use crate::local_api::{LocalApi, LocalApiStatus};
-use crate::secret_store::{self, KeyOrigin, RemoteKeyStorage, SavedKey, SecretStore, origin_of};
+use crate::secret_store::{self, KeyOrigin, RemoteKeyStorage, SavedKey, SecretStore};
 use crate::settings::{BackendKind, Settings, SettingsInput, SettingsView, persist};
 use petstore::private;
 
@@ -310,11 +310,7 @@ fn remote_backend(
 
 /// The saved key, if `base_url` is at its origin; else why not, naming the address.
 fn saved_key_for<'a>(saved: &'a SavedKey, base_url: &str) -> CommandResult<&'a str> {
-    let Some(origin) = origin_of(base_url) else {
-        return Err(CommandError::validation(format!(
-            "{base_url} is not a server address: give one like http://shop-server.lan:8787"
-        )));
-    };
+    let origin = origin_of(base_url)?;
     match &saved.origin {
         KeyOrigin::Only(own) if *own == origin => Ok(&saved.key),
         KeyOrigin::Only(own) => Err(CommandError::validation(format!(
@@ -334,11 +330,7 @@ fn typed_key(base_url: Option<&str>, key: &str) -> CommandResult<SavedKey> {
     let base_url = base_url
         .ok_or_else(|| CommandError::validation("give the address of the server the API key is for"))?;
     Client::new(base_url, key)?;
-    let origin = origin_of(base_url).ok_or_else(|| {
-        CommandError::validation(format!(
-            "{base_url} is not a server address: give one like http://shop-server.lan:8787"
-        ))
-    })?;
+    let origin = origin_of(base_url)?;
     Ok(SavedKey { key: key.to_owned(), origin: KeyOrigin::Only(origin) })
 }
 
@@ -366,7 +358,7 @@ fn load_remote_key<R: Runtime>(
     if saved.origin != KeyOrigin::Unrecorded {
         return KeyState { saved: Some(saved), origin_unwritten: false };
     }
-    saved.origin = match saved_base_url.and_then(origin_of) {
+    saved.origin = match saved_base_url.and_then(|url| origin_of(url).ok()) {
         Some(origin) => KeyOrigin::Only(origin),
         None => KeyOrigin::Nowhere,
     };

@@ -37,6 +37,13 @@ impl BaseUrl {
         Ok(Self(url))
     }
 
+    /// Its origin: scheme, host and port, the default port left out
+    /// (`https://shop-server.lan:8787`). Two addresses with the same origin reach the same
+    /// server over the same protocol; a path below it does not matter.
+    pub(crate) fn origin(&self) -> String {
+        self.0.origin().ascii_serialization()
+    }
+
     /// The URL of the operation at `segments` below the base, each segment percent-encoded
     /// on its own (so an id can never add a path level).
     pub(crate) fn join(&self, segments: &[&str]) -> Url {
@@ -63,6 +70,26 @@ impl fmt::Debug for BaseUrl {
 mod tests {
     use super::*;
     use crate::error::ErrorCode;
+
+    fn origin_of(address: &str) -> Option<String> {
+        BaseUrl::parse(address).ok().map(|b| b.origin())
+    }
+
+    #[test]
+    fn an_origin_is_the_scheme_host_and_port_of_an_http_address() {
+        assert_eq!(origin_of("http://shop-server.lan:8787").as_deref(), Some("http://shop-server.lan:8787"));
+        assert_eq!(
+            origin_of(" HTTP://Shop-Server.LAN:8787/petstore/ ").as_deref(),
+            Some("http://shop-server.lan:8787")
+        );
+        assert_eq!(origin_of("https://shop.example:443/api").as_deref(), Some("https://shop.example"));
+        assert_ne!(origin_of("http://shop.example"), origin_of("https://shop.example"));
+        assert_ne!(origin_of("http://shop.example:8787"), origin_of("http://shop.example:8788"));
+        for not_http in ["", "shop.example", "ftp://shop.example", "file:///etc/passwd", "data:text/plain,x"]
+        {
+            assert_eq!(origin_of(not_http), None, "{not_http}");
+        }
+    }
 
     fn joined(base: &str, segments: &[&str]) -> String {
         BaseUrl::parse(base).unwrap().join(segments).to_string()

@@ -23,6 +23,12 @@ use reqwest::header::HeaderValue;
 use crate::error::{Error, Result};
 use base_url::BaseUrl;
 
+/// The origin of a server address (scheme, host and port), checked as the client checks
+/// an address: what a saved API key is tied to, so that it is never sent elsewhere.
+pub fn origin_of(address: &str) -> Result<String> {
+    Ok(BaseUrl::parse(address)?.origin())
+}
+
 /// How patient and how trusting the client is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ClientConfig {
