@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, ErrorCode as SqliteCode, OpenFlags};
 
-use super::engine::{self, SCHEMA_VERSION};
+use super::engine::{self, SCHEMA_VERSION, with_suffix};
 use crate::domain::Timestamp;
 use crate::error::{Error, Result};
 use crate::private;
@@ -286,12 +286,6 @@ fn copy_private(from: &Path, to: &Path) -> std::io::Result<()> {
 /// A temporary name beside `path`, so the final rename stays on one file system.
 fn sibling(path: &Path, what: &str) -> PathBuf {
     with_suffix(path, &format!(".{what}-{:08x}", fastrand::u32(..)))
-}
-
-fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 fn stamp() -> String {

@@ -4,7 +4,7 @@
 //! the database is opened.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::private;
 
@@ -21,10 +21,15 @@ pub(super) fn create_if_new(db: &Path) -> io::Result<()> {
 /// Petstore's, or another program's, is left untouched, its mode too.
 pub(super) fn tighten(db: &Path) {
     for suffix in ["", "-wal", "-shm"] {
-        let mut name = db.as_os_str().to_owned();
-        name.push(suffix);
-        private::tighten_file(Path::new(&name));
+        private::tighten_file(&with_suffix(db, suffix));
     }
+}
+
+/// `path` with `suffix` added to its file name: a database's `-wal`, `-shm`, `-journal`.
+pub(in crate::store) fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
 }
 
 #[cfg(all(test, unix))]

@@ -74,6 +74,7 @@ use tokio::sync::broadcast;
 pub use admission::WriteAdmission;
 pub(super) use connection::open_writer;
 pub use connection::{OpenError, SCHEMA_VERSION, migrations};
+pub(super) use files::with_suffix;
 pub(super) use readers::Snapshot;
 
 use super::Change;
