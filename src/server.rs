@@ -90,13 +90,11 @@ impl Application {
         self.addr
     }
 
-    pub async fn run_until(
-        self,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> Result<(), ServeError> {
+    /// Serves until `shutdown` resolves, then finishes the requests under way. Once bound it
+    /// cannot fail: a connection that cannot be accepted is retried (see `connections.rs`).
+    pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) {
         tracing::info!(addr = %self.addr, max_connections = self.max_connections, "serving the Petstore API");
         connections::serve(self.listener, self.service, self.max_connections, shutdown).await;
-        Ok(())
     }
 }
 

@@ -96,9 +96,7 @@ impl LocalApi {
             let shutdown = async {
                 let _ = stopped.await;
             };
-            if let Err(e) = app.run_until(shutdown).await {
-                tracing::error!(error = %e, "the local API stopped");
-            }
+            app.run_until(shutdown).await;
         });
         Ok(Running { address, stop, served })
     }

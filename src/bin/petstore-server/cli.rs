@@ -144,7 +144,8 @@ async fn serve(db: &Path, args: ServeArgs) -> Result<(), String> {
     let app = Application::bind(store, config).await.map_err(|e| e.to_string())?;
     tracing::info!(database = %db.display(), "API key is in {source}");
     println!("Petstore API on http://{} (database {}, key in {source})", app.local_addr(), db.display());
-    app.run_until(shutdown_signal()).await.map_err(|e| e.to_string())
+    app.run_until(shutdown_signal()).await;
+    Ok(())
 }
 
 async fn seed(db: &Path, pets: u64) -> Result<(), String> {

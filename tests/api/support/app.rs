@@ -94,8 +94,7 @@ async fn serve(db_path: &std::path::Path, configure: impl FnOnce(&mut ServerConf
         app.run_until(async {
             let _ = rx.await;
         })
-        .await
-        .unwrap();
+        .await;
     });
     TestApp {
         addr,
