@@ -81,8 +81,8 @@ struct Reader {
     conn: Connection,
     /// The commit count and the time at which the open read transaction began, if one is.
     began: Option<(u64, Instant)>,
-    /// Whether the connection waits for a lock (its busy timeout is set), or fails at once.
-    waits: bool,
+    /// How long the connection waits for a lock: its busy timeout.
+    wait: Wait,
 }
 
 /// How long a read waits when the database is locked as its snapshot begins.
@@ -232,7 +232,7 @@ impl Readers {
             return Ok(reader);
         }
         let conn = connection::open_reader(&self.path, wait.busy_timeout())?;
-        Ok(Reader { conn, began: None, waits: wait == Wait::AsLongAsAnyRead })
+        Ok(Reader { conn, began: None, wait })
     }
 
     fn give_back(&self, mut reader: Reader) {
@@ -327,10 +327,9 @@ impl Reader {
 
     /// Sets how long the connection waits for a lock, if that changes.
     fn wait(&mut self, wait: Wait) -> Result<()> {
-        let waits = wait == Wait::AsLongAsAnyRead;
-        if self.waits != waits {
+        if self.wait != wait {
             self.conn.busy_timeout(wait.busy_timeout())?;
-            self.waits = waits;
+            self.wait = wait;
         }
         Ok(())
     }
