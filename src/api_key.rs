@@ -1,9 +1,17 @@
-//! The server's API key: generated (256 random bits) at first start and kept in a file
-//! readable only by its owner, unless the operator passes one in `PETSTORE_API_KEY`.
+//! API keys, whichever engine keeps them: the server's own key (generated, 256 random bits,
+//! at first start and kept in a file readable only by its owner, unless the operator passes
+//! one in `PETSTORE_API_KEY`), and the types of named keys, which each store keeps as a
+//! name, a scope and only the hash of the secret.
 
+use std::fmt;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::domain::Timestamp;
 
 /// Keys shorter than this (in characters) may hold fewer than 128 random bits, the least a
 /// key must carry for its unsalted SHA-256 hash, all the server keeps, to be safe to lose
@@ -130,4 +138,118 @@ mod tests {
         assert!(validate("short").is_err());
         assert!(validate(&generate()).is_ok());
     }
+}
+
+/// What a key may do: `read` calls GET operations only, `write` calls every operation.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Read,
+    Write,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Write => "write",
+        }
+    }
+
+    pub fn can_write(self) -> bool {
+        self == Scope::Write
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+impl FromStr for Scope {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "read" => Ok(Scope::Read),
+            "write" => Ok(Scope::Write),
+            other => Err(format!("a key's scope is read or write, not {other:?}")),
+        }
+    }
+}
+
+/// A named key as listings show it: never its secret, never its hash.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyInfo {
+    pub name: String,
+    pub scope: Scope,
+    /// The secret's first characters (`psk_` and 8 hex digits), to tell keys apart.
+    pub prefix: String,
+    pub created_at: Timestamp,
+    /// When the secret was last replaced, if ever.
+    pub rotated_at: Option<Timestamp>,
+    /// When the key was revoked; `None` while it works.
+    pub revoked_at: Option<Timestamp>,
+}
+
+impl KeyInfo {
+    pub fn is_active(&self) -> bool {
+        self.revoked_at.is_none()
+    }
+}
+
+/// A key's secret, which is shown once. `Debug` prints only its prefix, so it cannot end up
+/// in a log by accident; serializing it (to hand it to the person who asked) is deliberate.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl From<String> for Secret {
+    fn from(secret: String) -> Self {
+        Self(secret)
+    }
+}
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Secret({}…)", prefix(&self.0))
+    }
+}
+
+/// A key just made or rotated, with the secret that will not be available again.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IssuedKey {
+    pub key: KeyInfo,
+    pub secret: Secret,
+}
+
+/// The active key a presented secret belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyHolder {
+    pub name: String,
+    pub scope: Scope,
+}
+
+/// What a presented secret turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyMatch {
+    Active(KeyHolder),
+    /// A key that was revoked: refused, but worth telling apart from a guess.
+    Revoked {
+        name: String,
+    },
+    Unknown,
 }

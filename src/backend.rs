@@ -1,13 +1,23 @@
-//! The one interface the app and the tests program against. The SQLite [`Store`] and the
-//! HTTP [`Client`](crate::client::Client) both implement it, so local and remote mode are
-//! the same code above this line.
+//! The interfaces the app, the server and the tests program against.
+//!
+//! [`Petstore`] is the shop: the SQLite [`Store`], the PostgreSQL [`PgStore`] and the HTTP
+//! [`Client`](crate::client::Client) all implement it, so local and remote mode are the
+//! same code above this line. [`Database`] is what the API server needs of an engine on top:
+//! API keys, orders placed once per idempotency key, news of every commit, demo data. Both
+//! engines implement it; the server holds an `Arc<dyn Database>` and never asks which.
 //!
 //! [`Store`]: crate::store::Store
+//! [`PgStore`]: crate::postgres::PgStore
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use tokio::sync::broadcast;
 
+use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::domain::*;
 use crate::error::Result;
+use crate::idempotency::{IdempotencyKey, Placed};
 
 #[async_trait]
 pub trait Petstore: Send + Sync {
@@ -36,4 +46,56 @@ pub trait Petstore: Send + Sync {
     async fn adjust_inventory(&self, pet: PetId, adjustment: NewInventoryAdjustment)
     -> Result<InventoryItem>;
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>>;
+}
+
+/// What the API server needs of a database engine besides the shop itself.
+#[async_trait]
+pub trait Database: Petstore {
+    /// Places `new` once per `key` (see `crate::idempotency`): the first time for real,
+    /// later by returning the first outcome, whichever server process placed it.
+    async fn place_order_once(
+        &self,
+        key: IdempotencyKey,
+        new: NewOrder,
+        now: DateTime<Utc>,
+    ) -> Result<Placed>;
+
+    /// The named key whose secret hashes to `hash`, read afresh for every request, so a key
+    /// revoked or rotated by any process is refused from its next request on.
+    async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch>;
+    /// Makes a new key named `name` with a fresh 256-bit secret.
+    async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey>;
+    /// Every key, active and revoked, by name.
+    async fn list_keys(&self) -> Result<Vec<KeyInfo>>;
+    /// Revokes the key named `name`: from now on no request carrying it is accepted.
+    async fn revoke_key(&self, name: &str) -> Result<KeyInfo>;
+    /// Gives the key named `name` a new secret; the old one stops working at once.
+    async fn rotate_key(&self, name: &str) -> Result<IssuedKey>;
+
+    /// Every committed change, whichever process committed it (on PostgreSQL, whichever
+    /// replica), for whoever shows the data.
+    fn subscribe(&self) -> broadcast::Receiver<Change>;
+
+    /// Adds `pets` realistic demo pets (and their categories), calling `progress` with the
+    /// number added so far.
+    async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport>;
+}
+
+/// What [`Database::seed`] added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeedReport {
+    pub pets: u64,
+    pub categories: u64,
+}
+
+/// Which kind of data a committed write changed; the desktop app turns it into an event so
+/// an open window refreshes what it shows.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    Pets,
+    Categories,
+    Orders,
+    Inventory,
 }

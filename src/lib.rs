@@ -13,6 +13,8 @@ pub mod api;
 pub mod api_key;
 pub mod client;
 pub mod clock;
+pub mod demo;
+pub mod idempotency;
 pub mod openapi;
 pub mod private;
 pub mod server;

@@ -15,8 +15,8 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 
 use crate::api::{self, AppState, FailedAuth, FailureLimit, HostPolicy, KeyRing, Shared};
+use crate::backend::Database;
 use crate::clock::Clock;
-use crate::store::Store;
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 
@@ -61,7 +61,7 @@ pub struct Application {
 }
 
 impl Application {
-    pub async fn bind(store: Store, config: ServerConfig) -> Result<Self, ServeError> {
+    pub async fn bind(store: Arc<dyn Database>, config: ServerConfig) -> Result<Self, ServeError> {
         let max_connections = open_files::max_connections();
         let listener = TcpListener::bind(config.listen).await.map_err(|source| match source.kind() {
             std::io::ErrorKind::AddrInUse => ServeError::PortInUse { addr: config.listen },

@@ -16,8 +16,9 @@ use subtle::ConstantTimeEq;
 use super::error::ApiError;
 use super::failures::{FailedAuth, too_many};
 use crate::api_key;
+use crate::api_key::{KeyMatch, Scope};
+use crate::backend::Database;
 use crate::error::ErrorCode;
-use crate::store::{KeyMatch, Scope, Store};
 
 /// The Host names a request may carry, with the port the server listens on. A page on
 /// another site that resolves its own name to 127.0.0.1 (DNS rebinding) still sends its
@@ -137,7 +138,11 @@ pub(super) fn first_look(req: &Request, keys: &KeyRing) -> FirstLook {
 
 /// The key check's second step: the named key with the hash `presented` must be active,
 /// and a `read` key may only read.
-pub(super) async fn check_named(store: &Store, presented: [u8; 32], method: &Method) -> Result<(), Refusal> {
+pub(super) async fn check_named(
+    store: &dyn Database,
+    presented: [u8; 32],
+    method: &Method,
+) -> Result<(), Refusal> {
     let holder = match store.find_key(presented).await.map_err(Refusal::Failed)? {
         KeyMatch::Active(key) => {
             tracing::debug!(key = %key.name, scope = %key.scope, "authenticated with a named key");

@@ -8,7 +8,6 @@ use super::error::ApiResult;
 use super::extract::{JsonBody, Params, PathId};
 use super::paging::list_response;
 use super::state::AppState;
-use crate::backend::Petstore;
 use crate::domain::{InventoryFilter, InventoryUpdate, NewInventoryAdjustment, PetId};
 
 pub(super) fn routes(r: Routes) -> Routes {

@@ -297,7 +297,6 @@ mod tests {
 
     use std::sync::atomic::AtomicBool;
 
-    use axum::extract::State;
     use axum::routing::get;
     use serde_json::json;
     use tower::ServiceExt;
@@ -307,9 +306,9 @@ mod tests {
     use crate::clock::Clock;
     use crate::store::{Change, Store};
 
-    fn state(dir: &tempfile::TempDir) -> AppState {
+    fn state(store: &Store) -> AppState {
         AppState::new(Shared {
-            store: Store::open(dir.path().join("m.db")).unwrap(),
+            store: Arc::new(store.clone()),
             keys: KeyRing::from_secrets(["k"]),
             hosts: Arc::new(HostPolicy::new(80, &[])),
             clock: Clock::system(),
@@ -319,10 +318,11 @@ mod tests {
 
     /// The real edge around misbehaving handlers.
     fn app(dir: &tempfile::TempDir) -> ApiService {
-        let state = state(dir);
+        let store = Store::open(dir.path().join("m.db")).unwrap();
+        let state = state(&store);
         let routes = Router::new()
             .route("/slow", get(|| async { tokio::time::sleep(Duration::from_secs(5)).await }))
-            .route("/write-slowly", get(write_slowly))
+            .route("/write-slowly", get(move || write_slowly(store.clone())))
             .route("/panic", get(panics))
             .route(
                 "/fails",
@@ -336,8 +336,8 @@ mod tests {
     }
 
     /// A write that begins at once and takes longer than the edge's timeout (50 ms).
-    async fn write_slowly(State(s): State<AppState>) -> Result<(), ApiError> {
-        s.store
+    async fn write_slowly(store: Store) -> Result<(), ApiError> {
+        store
             .write(Change::Pets, |_| {
                 std::thread::sleep(Duration::from_millis(300));
                 Ok(())
@@ -444,13 +444,15 @@ mod tests {
     async fn a_write_still_queued_at_the_timeout_is_a_408_saying_nothing_changed_and_never_runs() {
         let dir = tempfile::tempdir().unwrap();
         let ran = Arc::new(AtomicBool::new(false));
-        let state = state(&dir);
+        let store = Store::open(dir.path().join("m.db")).unwrap();
+        let state = state(&store);
         let routes = Router::new().route(
             "/write",
             get({
                 let ran = ran.clone();
-                move |State(s): State<AppState>| async move {
-                    s.store
+                let store = store.clone();
+                move || async move {
+                    store
                         .write(Change::Pets, move |_| {
                             ran.store(true, Ordering::SeqCst);
                             Ok(())
@@ -462,7 +464,7 @@ mod tests {
         );
         let app = ApiService::new(routes.with_state(state.clone()), state.clone(), Duration::from_millis(50));
         // The writer is busy with work of its own for longer than the timeout.
-        let busy = state.store.with_writer(|_| {
+        let busy = store.with_writer(|_| {
             std::thread::sleep(Duration::from_millis(300));
             Ok(())
         });
@@ -472,7 +474,7 @@ mod tests {
         assert_eq!(status, StatusCode::REQUEST_TIMEOUT);
         let message = body["message"].as_str().unwrap();
         assert!(message.ends_with("nothing was changed"), "{message}");
-        state.store.with_writer(|_| Ok(())).await.unwrap();
+        store.with_writer(|_| Ok(())).await.unwrap();
         assert!(!ran.load(Ordering::SeqCst), "the write of a request that timed out ran afterwards");
     }
 

@@ -9,7 +9,6 @@ use super::extract::{JsonBody, Params, PathId};
 use super::idempotency::Idempotency;
 use super::paging::list_response;
 use super::state::AppState;
-use crate::backend::Petstore;
 use crate::domain::{NewOrder, OrderFilter, OrderId, OrderPatch};
 
 pub(super) fn routes(r: Routes) -> Routes {

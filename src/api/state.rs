@@ -3,8 +3,8 @@ use std::sync::Arc;
 
 use super::access::{HostPolicy, KeyRing};
 use super::failures::FailedAuth;
+use crate::backend::Database;
 use crate::clock::Clock;
-use crate::store::Store;
 
 /// What every handler and middleware can reach. One `Arc`: axum clones the state for each
 /// request at every layer and handler that takes it, and one shared count to bump is
@@ -13,7 +13,8 @@ use crate::store::Store;
 pub struct AppState(Arc<Shared>);
 
 pub struct Shared {
-    pub store: Store,
+    /// The engine: SQLite or PostgreSQL, the API does not ask which.
+    pub store: Arc<dyn Database>,
     /// The operator's keys; named keys are looked up in `store` on every request, so that a
     /// revocation by another process takes effect at once.
     pub keys: KeyRing,

@@ -9,6 +9,7 @@ mod inventory;
 mod order;
 mod page;
 mod pet;
+pub mod status_rules;
 mod text;
 mod time;
 

@@ -1,12 +1,16 @@
-//! The store as a [`Petstore`] backend: each operation is one read or one write
+//! The store as a [`Petstore`] and a [`Database`]: each operation is one read or one write
 //! transaction around the functions of the resource modules.
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use tokio::sync::broadcast;
 
-use super::{Change, Store, categories, inventory, orders, pets};
-use crate::backend::Petstore;
+use super::{Change, Store, categories, inventory, orders, pets, seed};
+use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
+use crate::backend::{Database, Petstore, SeedReport};
 use crate::domain::*;
 use crate::error::Result;
+use crate::idempotency::{IdempotencyKey, Placed};
 
 #[async_trait]
 impl Petstore for Store {
@@ -84,5 +88,38 @@ impl Petstore for Store {
     }
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
         self.read(move |c| inventory::adjustments(c, pet, page)).await
+    }
+}
+
+#[async_trait]
+impl Database for Store {
+    async fn place_order_once(
+        &self,
+        key: IdempotencyKey,
+        new: NewOrder,
+        now: DateTime<Utc>,
+    ) -> Result<Placed> {
+        Store::place_order_once(self, key, new, now).await
+    }
+    async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
+        Store::find_key(self, hash).await
+    }
+    async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
+        Store::create_key(self, name, scope).await
+    }
+    async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
+        Store::list_keys(self).await
+    }
+    async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
+        Store::revoke_key(self, name).await
+    }
+    async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
+        Store::rotate_key(self, name).await
+    }
+    fn subscribe(&self) -> broadcast::Receiver<Change> {
+        Store::subscribe(self)
+    }
+    async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
+        self.with_writer(move |conn| seed::seed(conn, pets, progress)).await
     }
 }

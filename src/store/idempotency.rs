@@ -1,7 +1,6 @@
-//! Idempotency keys for placing orders (IETF httpapi draft "The Idempotency-Key HTTP Header
-//! Field"). The first request with a key is processed and its outcome kept, with a
-//! fingerprint of the request, for [`KEY_LIFETIME`]; a retry gets that outcome again and
-//! places nothing.
+//! Idempotency keys for placing orders on SQLite (the rules are `crate::idempotency`'s).
+//! The first request with a key is processed and its outcome kept, with a fingerprint of
+//! the request, for [`KEY_LIFETIME`]; a retry gets that outcome again and places nothing.
 //!
 //! The lookup, the order and the key's record are one `BEGIN IMMEDIATE` transaction on the
 //! one writer connection. So two requests with the same key at once are serialised by
@@ -9,70 +8,15 @@
 //! progress" 409 is never needed), and a crash keeps both the order and its record or
 //! neither: never an order that a retry would place a second time.
 
-use chrono::{DateTime, TimeDelta, Utc};
+use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
-use sha2::{Digest, Sha256};
 
 use super::{Change, Store, orders};
 use crate::domain::{NewOrder, Order, Timestamp};
-use crate::error::{Error, ErrorCode, Result};
-
-/// How long a key is remembered. The draft asks servers to publish this; openapi.yaml does.
-pub const KEY_LIFETIME: TimeDelta = TimeDelta::hours(24);
-
-/// Longest key accepted, in characters (printable ASCII, so also in bytes).
-pub const MAX_KEY_LEN: usize = 255;
-
-/// Expired records deleted with each new one. More than the one added, so the table holds
-/// at most about a day of keys however long the server runs, and no timer is needed.
-const PURGE_BATCH: i64 = 16;
-
-/// The status kept for a placed order: what `POST /store/orders` answers.
-const CREATED: u16 = 201;
-
-/// A client's key. The draft makes keys unique per client, and a client here is the
-/// credential it authenticates with, so the key is scoped by a hash of that credential:
-/// two programs with different API keys never see each other's orders, and the credential
-/// itself is never stored.
-#[derive(Clone, PartialEq, Eq)]
-pub struct IdempotencyKey {
-    scope: [u8; 32],
-    key: String,
-}
-
-impl IdempotencyKey {
-    /// `key` (already unquoted) as sent by the client that authenticated with `credential`.
-    pub fn new(credential: &str, key: &str) -> Result<Self, String> {
-        let printable = key.bytes().all(|b| b == b' ' || b.is_ascii_graphic());
-        if key.is_empty() || key.len() > MAX_KEY_LEN || !printable {
-            return Err(format!("must be 1 to {MAX_KEY_LEN} printable ASCII characters"));
-        }
-        // A label of our own in front, so this hash is never the same as the one the key
-        // table keeps to recognise the credential.
-        let scope = Sha256::new()
-            .chain_update(b"petstore idempotency scope\0")
-            .chain_update(credential.as_bytes())
-            .finalize()
-            .into();
-        Ok(Self { scope, key: key.to_owned() })
-    }
-}
-
-// Not derived: the scope is a hash of a secret and has no business in a log line.
-impl std::fmt::Debug for IdempotencyKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("IdempotencyKey").field(&self.key).finish()
-    }
-}
-
-/// What placing an order under a key came to.
-#[derive(Debug)]
-pub struct Placed {
-    /// The order, or why the shop refused it: the first request's outcome, on a replay too.
-    pub outcome: Result<Order>,
-    /// The outcome is an earlier request's, and nothing was placed now.
-    pub replayed: bool,
-}
+use crate::error::Result;
+#[cfg(doc)]
+use crate::idempotency::KEY_LIFETIME;
+use crate::idempotency::{self, IdempotencyKey, PURGE_BATCH, Placed, Record, fingerprint};
 
 impl Store {
     /// Places `new` once per `key`: the first time for real, later (until the key expires
@@ -95,30 +39,11 @@ impl Store {
 fn place_once(conn: &Connection, key: &IdempotencyKey, new: &NewOrder, now: DateTime<Utc>) -> Result<Placed> {
     let fingerprint = fingerprint(new)?;
     if let Some(first) = find(conn, key, now)? {
-        if first.fingerprint != fingerprint {
-            return Err(Error::new(
-                ErrorCode::IdempotencyKeyReused,
-                format!(
-                    "Idempotency-Key {:?} was used at {} for a different order; send that same \
-                     order again to get its response, or use a new key for a new order",
-                    key.key, first.created_at
-                ),
-            ));
-        }
-        return Ok(Placed { outcome: first.outcome()?, replayed: true });
+        return idempotency::replay(key, &first, &fingerprint);
     }
     let outcome = attempt(conn, new)?;
     record(conn, key, &fingerprint, &outcome, now)?;
     Ok(Placed { outcome, replayed: false })
-}
-
-/// The request as the order it asks for, in canonical JSON, hashed. The parsed order, not
-/// the raw bytes: key order, spacing, a default written out (`"quantity": 1`) or a time in
-/// another zone do not make a retry a different request, while every field that changes
-/// what is placed does. `NewOrder` rejects unknown fields, so nothing escapes the hash.
-fn fingerprint(new: &NewOrder) -> Result<[u8; 32]> {
-    let canonical = serde_json::to_vec(new).map_err(Error::internal)?;
-    Ok(Sha256::digest(canonical).into())
 }
 
 /// Places the order inside a savepoint. The shop's refusal becomes the outcome (and
@@ -130,29 +55,10 @@ fn attempt(conn: &Connection, new: &NewOrder) -> Result<Result<Order>> {
             conn.execute_batch("RELEASE place_order")?;
             Ok(Ok(order))
         }
-        Err(e) if e.code == ErrorCode::Internal => Err(e),
+        Err(e) if !idempotency::is_kept(&e) => Err(e),
         Err(refusal) => {
             conn.execute_batch("ROLLBACK TO place_order; RELEASE place_order")?;
             Ok(Err(refusal))
-        }
-    }
-}
-
-struct Record {
-    fingerprint: Vec<u8>,
-    status: u16,
-    body: String,
-    created_at: Timestamp,
-}
-
-impl Record {
-    fn outcome(&self) -> Result<Result<Order>> {
-        let unreadable =
-            |e: serde_json::Error| Error::internal(format!("an unreadable idempotency record: {e}"));
-        if self.status == CREATED {
-            serde_json::from_str::<Order>(&self.body).map(Ok).map_err(unreadable)
-        } else {
-            serde_json::from_str::<Error>(&self.body).map(Err).map_err(unreadable)
         }
     }
 }
@@ -163,7 +69,7 @@ fn find(conn: &Connection, key: &IdempotencyKey, now: DateTime<Utc>) -> Result<O
             "SELECT fingerprint, status, body, created_at FROM idempotency_keys
              WHERE scope = ?1 AND key = ?2 AND expires_at > ?3",
         )?
-        .query_row(params![&key.scope[..], key.key, now.timestamp()], |r| {
+        .query_row(params![&key.scope()[..], key.key(), now.timestamp()], |r| {
             Ok(Record { fingerprint: r.get(0)?, status: r.get(1)?, body: r.get(2)?, created_at: r.get(3)? })
         })
         .optional()?;
@@ -179,11 +85,7 @@ fn record(
     outcome: &Result<Order>,
     now: DateTime<Utc>,
 ) -> Result<()> {
-    let (status, body) = match outcome {
-        Ok(order) => (CREATED, serde_json::to_string(order)),
-        Err(refusal) => (refusal.status(), serde_json::to_string(refusal)),
-    };
-    let body = body.map_err(Error::internal)?;
+    let (status, body) = idempotency::encode(outcome)?;
     conn.prepare_cached(
         "DELETE FROM idempotency_keys WHERE id IN
            (SELECT id FROM idempotency_keys WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)",
@@ -197,25 +99,26 @@ fn record(
            expires_at = excluded.expires_at",
     )?
     .execute(params![
-        &key.scope[..],
-        key.key,
+        &key.scope()[..],
+        key.key(),
         &fingerprint[..],
         status,
         body,
         Timestamp::from(now),
-        (now + KEY_LIFETIME).timestamp(),
+        idempotency::expires_at(now),
     ])?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
-    use chrono::TimeZone;
+    use chrono::{TimeDelta, TimeZone};
 
     use super::*;
     use crate::api::parse_body;
     use crate::backend::Petstore;
     use crate::domain::{InventoryUpdate, NewPet, PetId};
+    use crate::error::ErrorCode;
 
     fn at(hours: i64) -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 11, 22, 10, 0, 0).unwrap() + TimeDelta::hours(hours)
@@ -236,44 +139,6 @@ mod tests {
 
     async fn count(store: &Store, sql: &'static str) -> i64 {
         store.read(move |c| Ok(c.query_row(sql, [], |r| r.get(0))?)).await.unwrap()
-    }
-
-    #[test]
-    fn the_fingerprint_is_of_the_order_asked_for_not_of_its_spelling() {
-        let same = [
-            r#"{"petId": 1}"#,
-            r#"{"quantity": 1, "petId": 1}"#,
-            r#"{ "petId":1, "complete": false, "shipDate": null }"#,
-        ];
-        for json in same {
-            assert_eq!(fingerprint(&order(json)).unwrap(), fingerprint(&order(same[0])).unwrap(), "{json}");
-        }
-        let zoned = r#"{"petId": 1, "shipDate": "2026-11-28T11:00:00+01:00"}"#;
-        let utc = r#"{"petId": 1, "shipDate": "2026-11-28T10:00:00Z"}"#;
-        assert_eq!(fingerprint(&order(zoned)).unwrap(), fingerprint(&order(utc)).unwrap());
-        for different in
-            [r#"{"petId": 2}"#, r#"{"petId": 1, "quantity": 2}"#, r#"{"petId": 1, "complete": true}"#]
-        {
-            assert_ne!(
-                fingerprint(&order(different)).unwrap(),
-                fingerprint(&order(same[0])).unwrap(),
-                "{different}"
-            );
-        }
-    }
-
-    #[test]
-    fn keys_are_printable_ascii_and_scoped_by_credential() {
-        assert!(IdempotencyKey::new("k", "").is_err());
-        assert!(IdempotencyKey::new("k", &"a".repeat(256)).is_err());
-        assert!(IdempotencyKey::new("k", "caf\u{e9}").is_err());
-        assert!(IdempotencyKey::new("k", "tab\there").is_err());
-        assert!(IdempotencyKey::new("k", &"a".repeat(255)).is_ok());
-        let one = IdempotencyKey::new("key one", "x").unwrap();
-        assert_eq!(one, IdempotencyKey::new("key one", "x").unwrap());
-        assert_ne!(one, IdempotencyKey::new("key two", "x").unwrap());
-        assert_ne!(one.scope, <[u8; 32]>::from(Sha256::digest("key one")), "not the key table's hash");
-        assert!(!format!("{one:?}").contains("key one"));
     }
 
     #[tokio::test]

@@ -5,11 +5,12 @@ use super::counts;
 use super::filter::{Filter, Source};
 use super::paging::{self, KeptList};
 use super::status_rules::{StockEvent, set_stock, stock_row};
+use crate::domain::status_rules::adjusted;
 use crate::domain::{
     InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged, PetId,
     StockLevel, Timestamp,
 };
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 
 const COLUMNS: &str = "id, name, status, stock, stock_updated_at";
 
@@ -79,19 +80,7 @@ pub(super) fn adjust(
 ) -> Result<InventoryItem> {
     let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
     let delta = adjustment.delta.get();
-    let after = current.stock + delta;
-    if after < 0 {
-        return Err(Error::conflict(
-            ErrorCode::InsufficientStock,
-            format!("pet {pet} has {} in stock; cannot remove {}", current.stock, -delta),
-        ));
-    }
-    if after > StockLevel::MAX {
-        return Err(Error::validation(format!(
-            "delta {delta} would raise pet {pet}'s stock to {after}, above the maximum {}",
-            StockLevel::MAX
-        )));
-    }
+    let after = adjusted(pet, current.stock, delta)?;
     record(conn, pet, delta, adjustment.reason.as_str(), after)?;
     set_stock(conn, pet, &current, after, StockEvent::Counted)?;
     get(conn, pet)

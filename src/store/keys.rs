@@ -3,124 +3,12 @@
 //! [`IssuedKey`] that [`Store::create_key`] or [`Store::rotate_key`] returns, and the client
 //! it was handed to.
 
-use std::fmt;
-use std::str::FromStr;
-
 use rusqlite::{Connection, OptionalExtension, Row, params};
-use serde::{Deserialize, Serialize};
 
 use super::{Snapshot, Store};
-use crate::api_key;
+use crate::api_key::{self, IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope};
 use crate::domain::{Name, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
-
-/// What a key may do: `read` calls GET operations only, `write` calls every operation.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    Read,
-    Write,
-}
-
-impl Scope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Read => "read",
-            Scope::Write => "write",
-        }
-    }
-
-    pub fn can_write(self) -> bool {
-        self == Scope::Write
-    }
-}
-
-impl fmt::Display for Scope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
-    }
-}
-
-impl FromStr for Scope {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "read" => Ok(Scope::Read),
-            "write" => Ok(Scope::Write),
-            other => Err(format!("a key's scope is read or write, not {other:?}")),
-        }
-    }
-}
-
-/// A named key as listings show it: never its secret, never its hash.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct KeyInfo {
-    pub name: String,
-    pub scope: Scope,
-    /// The secret's first characters (`psk_` and 8 hex digits), to tell keys apart.
-    pub prefix: String,
-    pub created_at: Timestamp,
-    /// When the secret was last replaced, if ever.
-    pub rotated_at: Option<Timestamp>,
-    /// When the key was revoked; `None` while it works.
-    pub revoked_at: Option<Timestamp>,
-}
-
-impl KeyInfo {
-    pub fn is_active(&self) -> bool {
-        self.revoked_at.is_none()
-    }
-}
-
-/// A key's secret, which is shown once. `Debug` prints only its prefix, so it cannot end up
-/// in a log by accident; serializing it (to hand it to the person who asked) is deliberate.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Clone, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Secret({}…)", api_key::prefix(&self.0))
-    }
-}
-
-/// A key just made or rotated, with the secret that will not be available again.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct IssuedKey {
-    pub key: KeyInfo,
-    pub secret: Secret,
-}
-
-/// The active key a presented secret belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyHolder {
-    pub name: String,
-    pub scope: Scope,
-}
-
-/// What a presented secret turned out to be.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KeyMatch {
-    Active(KeyHolder),
-    /// A key that was revoked: refused, but worth telling apart from a guess.
-    Revoked {
-        name: String,
-    },
-    Unknown,
-}
 
 impl Store {
     /// Makes a new key named `name` with a fresh 256-bit secret.
@@ -142,7 +30,7 @@ impl Store {
                 Ok((get(tx, name.as_str())?, secret))
             })
             .await?;
-        Ok(IssuedKey { key, secret: Secret(secret) })
+        Ok(IssuedKey { key, secret: secret.into() })
     }
 
     /// Every key, active and revoked, by name.
@@ -190,7 +78,7 @@ impl Store {
                 Ok((get(tx, &name)?, secret))
             })
             .await?;
-        Ok(IssuedKey { key, secret: Secret(secret) })
+        Ok(IssuedKey { key, secret: secret.into() })
     }
 
     /// Finds the key whose secret hashes to `hash`, for authenticating a request. One

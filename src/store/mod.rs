@@ -23,30 +23,18 @@ use std::path::Path;
 use std::sync::Arc;
 
 use rusqlite::Connection;
-use serde::Serialize;
 use tokio::sync::broadcast;
 
 use engine::{Engine, Snapshot};
 use paging::Bookmarks;
 
+pub use crate::api_key::{IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope, Secret};
+pub use crate::backend::Change;
+pub use crate::idempotency::{IdempotencyKey, KEY_LIFETIME, Placed};
 pub use backup::{RestoreError, Restored, restore};
 pub use engine::{OpenError, SCHEMA_VERSION, WriteAdmission, migrations};
-pub use idempotency::{IdempotencyKey, KEY_LIFETIME, Placed};
-pub use keys::{IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope, Secret};
 
 use crate::error::Result;
-
-/// Which kind of data a committed write changed; the desktop app turns it into an event so
-/// an open window refreshes what it shows.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Change {
-    Pets,
-    Categories,
-    Orders,
-    Inventory,
-}
 
 #[derive(Clone)]
 pub struct Store {

@@ -4,9 +4,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::filter::{Filter, Source};
 use super::paging;
 use super::status_rules::{StockEvent, set_stock, stock_row};
-use crate::domain::{
-    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, PetStatus, Timestamp,
-};
+use crate::domain::status_rules::{ensure_available, ensure_open, ensure_stock};
+use crate::domain::{NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
 const COLUMNS: &str = "id, pet_id, quantity, ship_date, complete, created_at";
@@ -54,12 +53,7 @@ pub(super) fn place(conn: &Connection, new: &NewOrder) -> Result<Order> {
     let pet = stock_row(conn, new.pet_id)?.ok_or_else(|| {
         Error::new(ErrorCode::InvalidReference, format!("petId {} names no pet", new.pet_id))
     })?;
-    if pet.status != PetStatus::Available {
-        return Err(Error::conflict(
-            ErrorCode::PetNotAvailable,
-            format!("pet {} is {}, not available", new.pet_id, pet.status),
-        ));
-    }
+    ensure_available(new.pet_id, pet.status)?;
     let quantity = new.quantity.get();
     ensure_stock(new.pet_id, pet.stock, quantity)?;
 
@@ -114,21 +108,6 @@ pub(super) fn cancel(conn: &Connection, id: OrderId) -> Result<()> {
 
 fn get_open(conn: &Connection, id: OrderId) -> Result<Order> {
     let order = get(conn, id)?;
-    if order.complete {
-        return Err(Error::conflict(
-            ErrorCode::OrderCompleted,
-            format!("order {id} is completed and can no longer change"),
-        ));
-    }
+    ensure_open(&order)?;
     Ok(order)
-}
-
-fn ensure_stock(pet: PetId, stock: i64, wanted: i64) -> Result<()> {
-    if stock < wanted {
-        return Err(Error::conflict(
-            ErrorCode::InsufficientStock,
-            format!("pet {pet} has {stock} in stock; {wanted} more were asked for"),
-        ));
-    }
-    Ok(())
 }

@@ -1,52 +1,27 @@
-//! Realistic demo data: categories, pets with plausible names and statuses, and stock.
-//! Bulk inserts run in large transactions on one prepared statement, which is what makes
+//! Realistic demo data (`crate::demo`'s) loaded into SQLite. Bulk inserts run in large transactions on one prepared statement, which is what makes
 //! a million pets take seconds rather than hours.
 
 use rusqlite::{Connection, params};
 
-use crate::domain::{Name, PetStatus, Timestamp};
+pub use crate::backend::SeedReport;
+use crate::demo::{self, CATEGORIES, PROGRESS_EVERY};
+use crate::domain::{Name, Timestamp};
 use crate::error::Result;
-
-const CATEGORIES: &[(&str, &str, &[&str])] = &[
-    ("Dogs", "Puppies and grown dogs", &["Beagle", "Labrador", "Poodle", "Terrier", "Collie", "Spaniel"]),
-    ("Cats", "Kittens and cats", &["Tabby", "Siamese", "Persian", "Maine Coon", "Ragdoll"]),
-    ("Birds", "Budgies, canaries and parrots", &["Budgie", "Canary", "Cockatiel", "Lovebird", "Finch"]),
-    ("Fish", "Freshwater and marine fish", &["Goldfish", "Guppy", "Tetra", "Betta", "Molly", "Koi"]),
-    ("Reptiles", "Lizards, snakes and turtles", &["Gecko", "Bearded Dragon", "Corn Snake", "Tortoise"]),
-    ("Small animals", "Rabbits, guinea pigs and hamsters", &["Rabbit", "Guinea Pig", "Hamster", "Ferret"]),
-];
-
-const NAMES: &[&str] = &[
-    "Bella", "Max", "Luna", "Charlie", "Lucy", "Cooper", "Daisy", "Milo", "Lola", "Rocky", "Coco", "Bailey",
-    "Sadie", "Buddy", "Molly", "Tucker", "Stella", "Bear", "Zoe", "Duke", "Nala", "Oscar", "Ruby", "Teddy",
-    "Rosie", "Leo", "Pepper", "Ziggy", "Olive", "Finn", "Élise", "Mochi", "Biscuit", "Pickles", "Nemo",
-    "Sunny", "Kiwi", "Mango", "Peanut", "Shadow", "Ginger", "Smokey", "Willow",
-];
-
-/// How often the progress callback hears about it.
-const PROGRESS_EVERY: u64 = 10_000;
 
 /// From this many pets on, the pet indexes are rebuilt after the load instead of updated
 /// row by row.
 const REBUILD_INDEXES_FROM: u64 = 100_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SeedReport {
-    pub categories: u64,
-    pub pets: u64,
-}
-
 /// Adds `pets` demo pets (and the demo categories, if missing) to the database, calling
 /// `progress` with the number of pets inserted so far.
 pub fn seed(conn: &mut Connection, pets: u64, mut progress: impl FnMut(u64)) -> Result<SeedReport> {
     let now = Timestamp::now();
-    let mut rng = fastrand::Rng::with_seed(0x5eed);
     let category_ids = ensure_categories(conn, now)?;
 
     // Bulk loading only: a large page cache keeps the B-trees being built in memory
     // instead of spilling and re-reading them. Restored afterwards.
     conn.pragma_update(None, "cache_size", -256 * 1024)?;
-    let inserted = insert_pets(conn, pets, &category_ids, now, &mut rng, &mut progress);
+    let inserted = insert_pets(conn, pets, &category_ids, now, &mut progress);
     conn.pragma_update(None, "cache_size", -2000)?;
     inserted?;
     Ok(SeedReport { categories: category_ids.len() as u64, pets })
@@ -57,7 +32,6 @@ fn insert_pets(
     pets: u64,
     category_ids: &[i64],
     now: Timestamp,
-    rng: &mut fastrand::Rng,
     progress: &mut impl FnMut(u64),
 ) -> Result<()> {
     // One transaction: a crash leaves the database as it was, never half-seeded and never
@@ -73,18 +47,10 @@ fn insert_pets(
                                stock_updated_at, created_at, updated_at)
              VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6, ?6, ?6)",
         )?;
-        for done in 1..=pets {
-            let kind = rng.usize(..CATEGORIES.len());
-            let breed = CATEGORIES[kind].2[rng.usize(..CATEGORIES[kind].2.len())];
-            let name = Name::parse(&format!("{} the {breed}", NAMES[rng.usize(..NAMES.len())]))
-                .expect("demo names are valid");
-            // Like a real shop: most pets in stock, some sold out. Pending pets come from
-            // open orders, which the seed does not invent.
-            let (status, stock) = match rng.u8(..10) {
-                0 => (PetStatus::Sold, 0),
-                _ => (PetStatus::Available, rng.i64(1..=25)),
-            };
-            insert.execute(params![name.as_str(), name.folded(), category_ids[kind], status, stock, now])?;
+        for (done, pet) in (1..=pets).zip(demo::pets()) {
+            let name = &pet.name;
+            let category = category_ids[pet.category];
+            insert.execute(params![name.as_str(), name.folded(), category, pet.status, pet.stock, now])?;
             if done % PROGRESS_EVERY == 0 || done == pets {
                 progress(done);
             }

@@ -141,7 +141,7 @@ async fn serve(db: &Path, args: ServeArgs) -> Result<(), String> {
     let mut config = ServerConfig::new(args.listen, KeyRing::from_secrets([key.as_str()]));
     config.allowed_hosts = args.allowed_hosts;
     config.failed_auth.max_failures = args.max_auth_failures;
-    let app = Application::bind(store, config).await.map_err(|e| e.to_string())?;
+    let app = Application::bind(std::sync::Arc::new(store), config).await.map_err(|e| e.to_string())?;
     tracing::info!(database = %db.display(), "API key is in {source}");
     println!("Petstore API on http://{} (database {}, key in {source})", app.local_addr(), db.display());
     app.run_until(shutdown_signal()).await;

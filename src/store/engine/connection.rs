@@ -12,13 +12,13 @@ use super::files;
 use crate::error::{Error, Result};
 
 const MIGRATIONS: &[M<'static>] = &[
-    M::up(include_str!("../../../migrations/0001_initial.sql")),
-    M::up(include_str!("../../../migrations/0002_api_keys.sql")),
-    M::up(include_str!("../../../migrations/0003_idempotency_keys.sql")),
-    M::up(include_str!("../../../migrations/0004_pet_counts.sql")),
-    M::up(include_str!("../../../migrations/0005_one_stock_index.sql")),
-    M::up(include_str!("../../../migrations/0006_pets_list_covering_index.sql")),
-    M::up(include_str!("../../../migrations/0007_pet_counts_version.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0001_initial.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0002_api_keys.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0003_idempotency_keys.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0004_pet_counts.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0005_one_stock_index.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0006_pets_list_covering_index.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0007_pet_counts_version.sql")),
 ];
 
 /// The schema version this binary writes (SQLite `user_version`).

@@ -77,7 +77,7 @@ pub use connection::{OpenError, SCHEMA_VERSION, migrations};
 pub(super) use files::with_suffix;
 pub(super) use readers::Snapshot;
 
-use super::Change;
+use crate::backend::Change;
 use crate::error::{Error, Result};
 
 pub(super) struct Engine {

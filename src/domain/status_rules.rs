@@ -1,0 +1,146 @@
+//! The pet status and stock rules (docs/ARCHITECTURE.md, "Pet status and stock rules"), in
+//! one place for both engines: what status a pet moves to when its stock moves, and the
+//! checks every change of stock passes. Pure, so each rule has its own unit test; each
+//! engine applies them inside the transaction that changes the stock.
+
+use crate::domain::{Order, PetId, PetStatus, StockLevel};
+use crate::error::{Error, ErrorCode, Result};
+
+/// What moved the stock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StockEvent {
+    /// An order took stock (placed, or its quantity raised).
+    Taken,
+    /// An order gave stock back (cancelled, or its quantity lowered).
+    Returned,
+    /// An order was completed; the stock itself did not move.
+    Completed,
+    /// Staff set or adjusted the count.
+    Counted,
+}
+
+/// The status a pet moves to after `event`, given its stock and open orders afterwards.
+/// The open orders matter only when no stock is left. Pure, so every row of the rule
+/// table has its own unit test.
+pub fn next_status(current: PetStatus, event: StockEvent, stock: i64, open_orders: i64) -> PetStatus {
+    use PetStatus::*;
+    let none_left = if open_orders > 0 { Pending } else { Sold };
+    match event {
+        StockEvent::Taken if stock == 0 => none_left,
+        StockEvent::Completed if stock == 0 && open_orders == 0 => Sold,
+        StockEvent::Returned | StockEvent::Counted if stock > 0 && current != Available => Available,
+        StockEvent::Counted if stock == 0 && current == Available => none_left,
+        _ => current,
+    }
+}
+
+/// Refuses a stock above the maximum. Returning units (a cancellation, a smaller order) can
+/// push a pet that was restocked meanwhile over it; refused here, for every caller, rather
+/// than by the table's CHECK as an internal error.
+pub fn check_stock_limit(pet: PetId, stock: i64) -> Result<()> {
+    if stock > StockLevel::MAX {
+        return Err(Error::validation(format!(
+            "this would raise pet {pet}'s stock to {stock}, above the maximum {}; lower its stock first",
+            StockLevel::MAX
+        )));
+    }
+    Ok(())
+}
+
+/// Only an available pet can be ordered.
+pub fn ensure_available(pet: PetId, status: PetStatus) -> Result<()> {
+    if status != PetStatus::Available {
+        return Err(Error::conflict(
+            ErrorCode::PetNotAvailable,
+            format!("pet {pet} is {status}, not available"),
+        ));
+    }
+    Ok(())
+}
+
+/// An order may take `wanted` more of a pet that has `stock`.
+pub fn ensure_stock(pet: PetId, stock: i64, wanted: i64) -> Result<()> {
+    if stock < wanted {
+        return Err(Error::conflict(
+            ErrorCode::InsufficientStock,
+            format!("pet {pet} has {stock} in stock; {wanted} more were asked for"),
+        ));
+    }
+    Ok(())
+}
+
+/// A completed order can no longer change.
+pub fn ensure_open(order: &Order) -> Result<()> {
+    if order.complete {
+        return Err(Error::conflict(
+            ErrorCode::OrderCompleted,
+            format!("order {} is completed and can no longer change", order.id),
+        ));
+    }
+    Ok(())
+}
+
+/// The stock after staff adjust `current` by `delta`, if it stays within 0 and the maximum.
+pub fn adjusted(pet: PetId, current: i64, delta: i64) -> Result<i64> {
+    let after = current + delta;
+    if after < 0 {
+        return Err(Error::conflict(
+            ErrorCode::InsufficientStock,
+            format!("pet {pet} has {current} in stock; cannot remove {}", -delta),
+        ));
+    }
+    if after > StockLevel::MAX {
+        return Err(Error::validation(format!(
+            "delta {delta} would raise pet {pet}'s stock to {after}, above the maximum {}",
+            StockLevel::MAX
+        )));
+    }
+    Ok(after)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StockEvent::*;
+    use super::*;
+    use PetStatus::*;
+
+    #[test]
+    fn taking_the_last_stock_makes_the_pet_pending_while_orders_are_open() {
+        assert_eq!(next_status(Available, Taken, 0, 1), Pending);
+        assert_eq!(next_status(Available, Taken, 3, 1), Available);
+    }
+
+    #[test]
+    fn a_counter_sale_of_the_last_stock_sells_the_pet() {
+        // The counter sale's order is already complete, so no open order remains.
+        assert_eq!(next_status(Available, Taken, 0, 0), Sold);
+    }
+
+    #[test]
+    fn completing_the_last_open_order_with_no_stock_sells_the_pet() {
+        assert_eq!(next_status(Pending, Completed, 0, 0), Sold);
+        assert_eq!(next_status(Pending, Completed, 0, 1), Pending);
+        assert_eq!(next_status(Available, Completed, 2, 0), Available);
+    }
+
+    #[test]
+    fn returned_stock_makes_pending_and_sold_pets_available() {
+        assert_eq!(next_status(Pending, Returned, 1, 0), Available);
+        assert_eq!(next_status(Sold, Returned, 2, 1), Available);
+        assert_eq!(next_status(Available, Returned, 2, 0), Available);
+    }
+
+    #[test]
+    fn counting_stock_above_zero_makes_the_pet_available() {
+        assert_eq!(next_status(Sold, Counted, 5, 0), Available);
+        assert_eq!(next_status(Pending, Counted, 5, 2), Available);
+    }
+
+    #[test]
+    fn counting_stock_to_zero_makes_an_available_pet_pending_or_sold() {
+        assert_eq!(next_status(Available, Counted, 0, 2), Pending);
+        assert_eq!(next_status(Available, Counted, 0, 0), Sold);
+        // A status staff set by hand is left alone when nothing says otherwise.
+        assert_eq!(next_status(Pending, Counted, 0, 0), Pending);
+    }
+}
