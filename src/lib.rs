@@ -16,5 +16,6 @@ pub mod clock;
 pub mod demo;
 pub mod idempotency;
 pub mod openapi;
+pub mod postgres;
 pub mod private;
 pub mod server;
