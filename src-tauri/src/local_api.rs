@@ -87,9 +87,12 @@ impl LocalApi {
     async fn serve(&self, store: Store, port: u16) -> Result<Running, String> {
         let key = self.key().map_err(|e| e.to_string())?;
         let listen = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-        let app = Application::bind(store, ServerConfig::new(listen, KeyRing::from_secrets([key.as_str()])))
-            .await
-            .map_err(|e| e.to_string())?;
+        let app = Application::bind(
+            std::sync::Arc::new(store),
+            ServerConfig::new(listen, KeyRing::from_secrets([key.as_str()])),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
         let address = app.local_addr();
         let (stop, stopped) = oneshot::channel();
         let served = tauri::async_runtime::spawn(async move {

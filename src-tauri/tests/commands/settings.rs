@@ -16,7 +16,8 @@ fn remote_server() -> (SocketAddr, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = petstore::Store::open(dir.path().join("remote.db")).unwrap();
     let config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([REMOTE_KEY]));
-    let server = tauri::async_runtime::block_on(Application::bind(store, config)).unwrap();
+    let server =
+        tauri::async_runtime::block_on(Application::bind(std::sync::Arc::new(store), config)).unwrap();
     let addr = server.local_addr();
     tauri::async_runtime::spawn(server.run_until(std::future::pending()));
     (addr, dir)
