@@ -87,7 +87,7 @@ async fn serve(db_path: &std::path::Path, configure: impl FnOnce(&mut ServerConf
     let mut config =
         ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([KEY, OTHER_KEY]));
     configure(&mut config);
-    let app = Application::bind(store, config).await.unwrap();
+    let app = Application::bind(std::sync::Arc::new(store), config).await.unwrap();
     let addr = app.local_addr();
     let (tx, rx) = oneshot::channel();
     let served = tokio::spawn(async move {
