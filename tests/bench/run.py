@@ -678,7 +678,7 @@ def build(skip_criterion: bool) -> None:
         raise SystemExit("bench: wrk is not installed (apt-get install wrk; .ci/install-deps does it)")
 
 
-def measure_all(r: Results, no_bundle: bool, skip_criterion: bool) -> None:
+def measure_all(r: Results, no_bundle: bool, skip_criterion: bool, skip_postgres: bool) -> None:
     small, large = WORK / f"pets-{SMALL}.db", WORK / f"pets-{LARGE}.db"
     orders_db = WORK / f"orders-{SMALL}.db"
 
@@ -718,6 +718,10 @@ def measure_all(r: Results, no_bundle: bool, skip_criterion: bool) -> None:
             r.attempt("app", app_figures, large)
         else:
             r.errors["app"] = "no 1M database to run the app on"
+    if skip_postgres:
+        r.skipped["pg server"] = "--skip-postgres"
+    else:
+        postgres.measure(r)
     if skip_criterion:
         r.skipped["criterion"] = "--skip-criterion"
     else:
@@ -958,6 +962,10 @@ def report(r: Results, facts: list) -> tuple:
     lines += table(["measure", "figure", "baseline", "target", "met"], footprint_rows(r, j))
     lines += ["", f"## The desktop app (tests/e2e/bench.sh, release build under Xvfb, {LARGE:,} pets)", ""]
     lines += table(["figure", "value", "target", "met"], app_rows(r, j))
+    if "pg server" in r.skipped:
+        lines += ["", f"## PostgreSQL (issue 18)", "", f"Skipped ({r.skipped['pg server']})."]
+    else:
+        lines += [""] + postgres.section(r, j)
     lines += ["", "## Store operations (Criterion, tests/bench/store.rs)", ""]
     crit = criterion_rows(r)
     if crit:
@@ -993,6 +1001,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--no-bundle", action="store_true", help="leave out the .deb size and the app figures")
     parser.add_argument("--skip-criterion", action="store_true", help="leave out the Criterion benches")
+    parser.add_argument("--skip-postgres", action="store_true", help="leave out the PostgreSQL figures")
     args = parser.parse_args()
 
     wall = time.monotonic()
@@ -1002,7 +1011,7 @@ def main() -> int:
     cpu_before = cpu_times()
     r = Results()
     date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    measure_all(r, args.no_bundle, args.skip_criterion)
+    measure_all(r, args.no_bundle, args.skip_criterion, args.skip_postgres)
     load_after = Path("/proc/loadavg").read_text().split()[:3]
     facts = [
         ("date", date),
@@ -1022,6 +1031,12 @@ def main() -> int:
         return 1
     return 0
 
+
+# postgres.py uses this file's helpers as `run`: the module running as __main__ is that
+# module (imported again under its file name, it would be a second copy with its own
+# servers to clean up and its own clock).
+sys.modules.setdefault("run", sys.modules[__name__])
+import postgres  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,0 +1,310 @@
+"""The PostgreSQL figures of `make bench` (issue 18), measured in the same run as the rest.
+
+A throwaway PostgreSQL 15 server (initdb as the `postgres` user, durable: fsync and
+synchronous_commit on, as a chain's server runs) on a free loopback port, with:
+
+- `pgbench -N` at 64 clients on a database of its own: the baseline the orders figure is
+  held against (what this PostgreSQL does with small write transactions here);
+- 100,000 and 1,000,000 pets seeded by `petstore-server seed --db postgres://...`;
+- GET /pets/{petId} at 100,000 pets against the axum ceiling of the same run;
+- orders at 64 connections, then the database checked for oversell;
+- the filtered, sorted page at 1,000,000 pets (its p99);
+- two replicas against one on the same database, with the CPU the machine spent.
+
+Everything goes through run.py's helpers (wrk, Server, the Results); this file only adds
+what PostgreSQL needs: its server, psql checks, and the rows of the report.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import run as bench
+
+PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
+PG_USER = "petstore"
+KEY = "bench-key-0123456789abcdefghijklmnopqrstuvwxyz"
+
+# The targets of issue 18.
+ORDERS_SHARE_OF_PGBENCH = 0.6
+READ_SHARE_OF_CEILING = 0.25
+PAGE_P99_MS = 20.0
+SEED_1M_SECONDS = 60.0
+
+
+class Postgres:
+    """A throwaway PostgreSQL server for the length of a `with` block."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.data = folder / "data"
+        self.port = bench.free_port()
+
+    def _as_postgres(self, argv: list, **kw) -> str:
+        # initdb and pg_ctl refuse root; the folder belongs to `postgres`.
+        prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        return bench.run(prefix + [str(a) for a in argv], log=bench.LOGS / "postgres-ctl.log", **kw)
+
+    def __enter__(self) -> "Postgres":
+        if not (PG_BIN / "initdb").exists():
+            raise bench.BenchError(f"no PostgreSQL in {PG_BIN}: apt-get install postgresql (make deps)")
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.folder.mkdir(parents=True)
+        if os.geteuid() == 0:
+            shutil.chown(self.folder, "postgres", "postgres")
+        self._as_postgres([PG_BIN / "initdb", "-D", self.data, "-A", "trust", "-U", PG_USER], timeout=120)
+        options = (
+            f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c max_connections=300 "
+            "-c shared_buffers=512MB"
+        )
+        self._as_postgres(
+            [PG_BIN / "pg_ctl", "-D", self.data, "-o", options, "-l", self.folder / "log", "-w", "start"], timeout=120
+        )
+        return self
+
+    def __exit__(self, *_) -> None:
+        try:
+            self._as_postgres([PG_BIN / "pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop"], timeout=120)
+        except bench.BenchError as e:
+            bench.say(f"postgres: stopping failed: {e}")
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def url(self, db: str) -> str:
+        return f"postgres://{PG_USER}@127.0.0.1:{self.port}/{db}?sslmode=disable"
+
+    def psql(self, db: str, sql: str) -> list:
+        out = bench.run([PG_BIN / "psql", "-X", "-At", "-F", "\t", "-d", self.url(db), "-c", sql], timeout=600)
+        return [line.split("\t") for line in out.splitlines() if line]
+
+    def create(self, db: str) -> None:
+        self.psql("postgres", f"CREATE DATABASE {db}")
+
+
+def pgbench(pg: Postgres) -> float:
+    """`pgbench -N` (simple update: UPDATE, SELECT, INSERT per transaction, no contended
+    branch rows), 64 clients, 2 threads, the same seconds as every wrk run."""
+    pg.create("pgbench")
+    bench.run([PG_BIN / "pgbench", "-i", "-s", "10", "-q", pg.url("pgbench")], log=bench.LOGS / "pgbench-init.log",
+              timeout=600)
+    out = bench.run(
+        [PG_BIN / "pgbench", "-N", "-c", bench.CONNECTIONS, "-j", bench.THREADS, "-T", bench.SECONDS, pg.url("pgbench")],
+        log=bench.LOGS / "pgbench.log",
+        timeout=bench.SECONDS + 120,
+    )
+    found = re.search(r"^tps = ([\d.]+) \(without initial connection time\)", out, re.MULTILINE)
+    if not found:
+        raise bench.BenchError(f"pgbench printed no 'tps = ... (without initial connection time)' line:\n{out}")
+    return float(found.group(1))
+
+
+def seed(pg: Postgres, db: str, pets: int) -> float:
+    pg.create(db)
+    out = bench.run([bench.SERVER, "seed", "--db", pg.url(db), "--pets", pets], log=bench.LOGS / f"pg-seed-{pets}.log",
+                    timeout=900)
+    took = re.search(r"^Added (\d+) pets .* in ([\d.]+) s$", out, re.MULTILINE)
+    if not took or int(took.group(1)) != pets:
+        raise bench.BenchError(f"petstore-server seed printed no 'Added {pets} pets ... in T s' line:\n{out}")
+    (count,), = pg.psql(db, "SELECT count(*) FROM pets")
+    if int(count) != pets:
+        raise bench.BenchError(f"{db} holds {count} pets after seeding {pets}")
+    return float(took.group(2))
+
+
+def server(pg: Postgres, name: str, db: str) -> bench.Server:
+    os.environ["PETSTORE_API_KEY"] = KEY
+    return bench.Server(name, [bench.SERVER, "serve", "--db", pg.url(db)], "/health", KEY)
+
+
+def cpu_busy(before: list, after: list) -> float:
+    """Cores kept busy between two /proc/stat readings (user+nice+system+irq+softirq+steal)."""
+    spent = [b - a for a, b in zip(before, after)]
+    busy = spent[0] + spent[1] + spent[2] + spent[5] + spent[6] + spent[7]
+    return (os.cpu_count() or 1) * busy / max(1, sum(spent))
+
+
+@dataclass
+class PgOrders:
+    created_per_sec: float
+    wrk: list  # the measured run(s)
+    cores: float
+    problems: list
+    checks: list
+
+
+def stock_snapshot(pg: Postgres, db: str) -> tuple:
+    stock = {int(i): int(s) for i, s in pg.psql(db, "SELECT id, stock FROM pets")}
+    (last,), = pg.psql(db, "SELECT coalesce(max(id), 0) FROM orders")
+    return stock, int(last)
+
+
+def orders(pg: Postgres, db: str, replicas: int) -> PgOrders:
+    """Orders of one of a random pet through `replicas` servers on one database, the 64
+    connections split evenly between them; then the database must show no oversell."""
+    before, last = stock_snapshot(pg, db)
+    per = bench.CONNECTIONS // replicas
+    servers = [server(pg, f"pg-orders-{replicas}-{n}", db) for n in range(replicas)]
+    entered = []
+    try:
+        for s in servers:
+            entered.append(s.__enter__())
+        env = dict(os.environ, BENCH_KEY=KEY, BENCH_MAX_ID=str(len(before)), BENCH_LUA_DIR=str(bench.LUA))
+
+        def wrk_all(tag: str, seconds: int) -> list:
+            procs = []
+            for n, s in enumerate(entered):
+                argv = ["wrk", f"-t{max(1, bench.THREADS // replicas)}", f"-c{per}", f"-d{seconds}s", "--latency",
+                        "-s", str(bench.LUA / "orders.lua"), s.url]
+                log = open(bench.LOGS / f"pg-orders-{replicas}-{n}.{tag}.wrk.txt", "w")
+                procs.append((subprocess.Popen(argv, cwd=bench.ROOT, stdout=log, stderr=subprocess.STDOUT, env=env),
+                              log))
+            runs = []
+            for proc, log in procs:
+                proc.wait(timeout=seconds + 60)
+                log.close()
+                runs.append(bench.parse_wrk(Path(log.name).read_text()))
+            return runs
+
+        wrk_all("warmup", bench.WARMUP)
+        cpu_before = bench.cpu_times()
+        measured = wrk_all("measured", bench.SECONDS)
+        cores = cpu_busy(cpu_before, bench.cpu_times())
+    finally:
+        for s in entered:
+            s.__exit__()
+
+    problems = []
+    for w in measured:
+        unexpected = {s: n for s, n in w.statuses.items() if s not in (201, bench.REFUSED)}
+        if unexpected:
+            problems.append(f"statuses other than 201 and {bench.REFUSED}: {unexpected}")
+        errors = {k: v for k, v in w.socket_errors.items() if v}
+        if errors:
+            problems.append(f"socket errors {errors}")
+    created_per_sec = sum(w.rps * w.statuses.get(201, 0) / max(1, w.requests) for w in measured)
+
+    after = {int(i): int(s) for i, s in pg.psql(db, "SELECT id, stock FROM pets")}
+    ordered = {int(p): int(q) for p, q in
+               pg.psql(db, f"SELECT pet_id, sum(quantity) FROM orders WHERE id > {last} GROUP BY pet_id")}
+    negative = sum(1 for s in after.values() if s < 0)
+    broken = [p for p, s in before.items() if after.get(p) != s - ordered.get(p, 0)]
+    checks = [
+        ("no pet with negative stock", negative == 0, f"{negative} pets below 0"),
+        ("stock before = stock after + quantities ordered, for every pet", not broken,
+         f"{len(broken)} pets differ, e.g. {broken[:5]}" if broken else f"{len(before):,} pets match"),
+    ]
+    return PgOrders(created_per_sec, measured, cores, problems, checks)
+
+
+def measure(r: "bench.Results") -> None:
+    """Every PostgreSQL figure into `r`, under names starting with "pg "."""
+    folder = bench.WORK / "postgres"
+    try:
+        with Postgres(folder) as pg:
+            r.attempt("pg pgbench -N", pgbench, pg)
+            small = r.attempt("pg seed small", seed, pg, "shop_small", bench.SMALL)
+            r.attempt("pg seed large", seed, pg, "shop_large", bench.LARGE)
+            if small is not None:
+                with server(pg, "pg-get-pet", "shop_small") as s:
+                    r.attempt("pg GET /pets/{petId}", bench.read_load, "pg-get-pet", s, "get_pet.lua", bench.SMALL)
+                pg.psql("postgres", "CREATE DATABASE shop_orders TEMPLATE shop_small")
+                r.attempt("pg orders 1", orders, pg, "shop_orders", 1)
+                pg.psql("postgres", "CREATE DATABASE shop_orders2 TEMPLATE shop_small")
+                r.attempt("pg orders 2", orders, pg, "shop_orders2", 2)
+            if "pg seed large" in r.figures:
+                with server(pg, "pg-page", "shop_large") as s:
+                    r.attempt("pg page load", bench.read_load, "pg-page", s, "pets_page.lua", bench.LARGE)
+    except bench.BenchError as e:
+        bench.say(f"postgres: ERROR: {e}")
+        r.errors["pg server"] = str(e)
+
+
+def rows(r: "bench.Results", j: "bench.Judge") -> list:
+    """The report's PostgreSQL table: scenario, figure, p50, p99, baseline, target, met."""
+    f, out = r.figures, []
+    ceiling, tps = f.get("ceiling"), f.get("pg pgbench -N")
+
+    def missing(name: str, label: str, target: str) -> None:
+        out.append([label, j.missing(name, label), "", "", "", target, "**NO**"])
+
+    out.append([f"pgbench -N, {bench.CONNECTIONS} clients", f"{tps:,.0f} tps" if tps else j.missing("pg pgbench -N", "pgbench"),
+                "", "", "baseline", "baseline", "—"])
+
+    label = f"GET /pets/{{petId}}, random id, {bench.SMALL:,} pets"
+    load = f.get("pg GET /pets/{petId}")
+    if load is None:
+        missing("pg GET /pets/{petId}", label, f"≥ {READ_SHARE_OF_CEILING} × ceiling")
+    else:
+        ok = bool(ceiling) and load.wrk.rps >= READ_SHARE_OF_CEILING * ceiling.wrk.rps and not load.problems
+        share = f"{load.wrk.rps / ceiling.wrk.rps:.2f} × ceiling ({ceiling.wrk.rps:,.0f})" if ceiling else "n/a"
+        out.append([label, f"{load.wrk.rps:,.0f} req/s", bench.ms(load.wrk.p50_ms), bench.ms(load.wrk.p99_ms), share,
+                    f"≥ {READ_SHARE_OF_CEILING} × ceiling", j(f"PostgreSQL {label}", ok)])
+
+    for replicas in (1, 2):
+        name = f"pg orders {replicas}"
+        label = f"POST /store/orders, {replicas} replica{'s' if replicas > 1 else ''}: 201s per second"
+        o = f.get(name)
+        if o is None:
+            missing(name, label, "")
+            continue
+        p50 = max(w.p50_ms for w in o.wrk)
+        p99 = max(w.p99_ms for w in o.wrk)
+        share = f"{o.created_per_sec / tps:.2f} × pgbench" if tps else "n/a"
+        bad = [c[0] for c in o.checks if not c[1]] + o.problems
+        if replicas == 1:
+            ok = bool(tps) and o.created_per_sec >= ORDERS_SHARE_OF_PGBENCH * tps and not bad
+            target, verdict = f"≥ {ORDERS_SHARE_OF_PGBENCH} × pgbench -N, no oversell", j(f"PostgreSQL {label}", ok)
+        else:
+            one = f.get("pg orders 1")
+            vs = f"{o.created_per_sec / one.created_per_sec:.2f} × one replica" if one else ""
+            target = f"the figure ({vs}); CPU {o.cores:.2f} of {os.cpu_count()} cores vs {one.cores:.2f} for one" if one else "the figure"
+            verdict = j(f"PostgreSQL {label}", not bad)
+        if bad:
+            verdict = "**NO** (" + "; ".join(bad) + ")"
+        out.append([label, f"{o.created_per_sec:,.0f}", bench.ms(p50), bench.ms(p99),
+                    f"{share}; CPU {o.cores:.2f} cores", target, verdict])
+
+    label = f"GET /pets filtered + sorted page, {bench.LARGE:,} pets"
+    load = f.get("pg page load")
+    if load is None:
+        missing("pg page load", label, f"p99 < {PAGE_P99_MS:g} ms")
+    else:
+        out.append([label, f"{load.wrk.rps:,.0f} req/s", bench.ms(load.wrk.p50_ms), bench.ms(load.wrk.p99_ms), "",
+                    f"p99 < {PAGE_P99_MS:g} ms",
+                    j(f"PostgreSQL {label}", load.wrk.p99_ms < PAGE_P99_MS and not load.problems)])
+
+    for name, pets in (("pg seed small", bench.SMALL), ("pg seed large", bench.LARGE)):
+        if name in f:
+            big = pets >= 1_000_000
+            out.append([f"petstore-server seed --pets {pets:,}", f"{f[name]:.1f} s", "", "", "",
+                        f"< {SEED_1M_SECONDS:g} s" if big else "none",
+                        j(f"PostgreSQL seed of {pets:,} pets", f[name] < SEED_1M_SECONDS) if big else "—"])
+    return out
+
+
+def section(r: "bench.Results", j: "bench.Judge") -> list:
+    lines = [
+        "## PostgreSQL (issue 18)",
+        "",
+        "A throwaway PostgreSQL 15 on loopback, durable (fsync and synchronous_commit on), "
+        "`shared_buffers=512MB`, started by the driver (tests/bench/postgres.py). pgbench -N is "
+        f"`pgbench -N -c {bench.CONNECTIONS} -j {bench.THREADS} -T {bench.SECONDS}` on a scale-10 pgbench database of "
+        "the same server. The servers, PostgreSQL, pgbench and wrk all share this machine's "
+        f"{os.cpu_count()} cores: two replicas here add no CPU, they split the same two cores, so their "
+        "figure shows the cost of a second process rather than the gain a second machine would bring.",
+        "",
+    ]
+    lines += bench.table(["scenario", "figure", "p50", "p99", "baseline", "target", "met"], rows(r, j))
+    checks = []
+    for replicas in (1, 2):
+        o = r.figures.get(f"pg orders {replicas}")
+        if o:
+            checks += [[f"{replicas} replica(s): {what}", "yes" if ok else "**NO**", detail] for what, ok, detail in o.checks]
+    if checks:
+        lines += ["", "### PostgreSQL orders: no oversell", ""] + bench.table(["check", "ok", "detail"], checks)
+    return lines + [""]
