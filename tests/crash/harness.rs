@@ -10,7 +10,7 @@
 //! acknowledged before the kill, and at least one request cut off by it.
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,7 +26,8 @@ pub trait Target {
     /// SIGKILL: no shutdown, no flush, no checkpoint (or worse: a power cut). Returns once
     /// the process is gone.
     fn kill(&mut self);
-    fn database(&self) -> PathBuf;
+    /// What the database holds now (the process is stopped or killed).
+    fn snapshot(&self) -> Snapshot;
     /// The clients' load begins (the kill comes later in the round).
     fn load_started(&mut self) {}
     /// The target's own checks of the restarted database, after the harness's.
@@ -162,7 +163,7 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
         let started = Instant::now();
         (base, key) = target.start();
         figures.max_restart = figures.max_restart.max(started.elapsed());
-        let committed = check(&target.database(), &mut ledger, round);
+        let committed = check(&target.snapshot(), &mut ledger, round);
         target.check(round);
         figures.committed_unacknowledged += committed;
         figures.rounds = round;
@@ -176,13 +177,13 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
         }
     }
     target.kill();
-    check(&target.database(), &mut ledger, settings.rounds + 1);
+    let last = target.snapshot();
+    check(&last, &mut ledger, settings.rounds + 1);
     target.check(settings.rounds + 1);
 
     figures.cancelled = ledger.acknowledged.iter().filter(|id| ledger.cancelled.contains(id)).count();
     figures.completed = ledger.completed.len();
-    let conn = Connection::open_with_flags(target.database(), OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-    let present: HashSet<i64> = ids(&conn);
+    let present: HashSet<i64> = last.orders.keys().copied().collect();
     let kept: Vec<&i64> = ledger.acknowledged.iter().filter(|id| !ledger.cancelled.contains(id)).collect();
     figures.found = kept.iter().filter(|id| present.contains(id)).count();
     figures.lost = kept.len() - figures.found;
@@ -379,43 +380,71 @@ fn merge(into: &mut Ledger, round: Ledger) {
     into.completing.extend(round.completing);
 }
 
-fn ids(conn: &Connection) -> HashSet<i64> {
-    conn.prepare("SELECT id FROM orders")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
+/// What a database holds, read by whichever engine keeps it, for [`check`].
+pub struct Snapshot {
+    /// What the engine's own consistency checks found wrong, and kept counts that disagree
+    /// with the pets.
+    pub damage: Vec<String>,
+    /// Order id to (pet, quantity, complete).
+    pub orders: HashMap<i64, (i64, i64, bool)>,
+    /// Pet id to (stock, status, sum of its audit trail's deltas).
+    pub pets: HashMap<i64, (i64, String, i64)>,
 }
 
-/// Holds the restarted database against the ledger, then settles what the kill left
-/// uncertain (from now on it is durable or never happened). Answers how many orders were
-/// committed although their 201 never arrived.
-fn check(db: &Path, ledger: &mut Ledger, round: usize) -> usize {
-    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
-    let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
-    assert_eq!(ok, "ok", "round {round}: integrity_check");
-    let broken = conn.prepare("PRAGMA foreign_key_check").unwrap().query_map([], |_| Ok(())).unwrap().count();
-    assert_eq!(broken, 0, "round {round}: foreign_key_check");
-    let miscounted: i64 = conn
-        .query_row(
-            "WITH kept AS (SELECT category_id, status, pets FROM pet_counts WHERE pets > 0),
-                  real AS (SELECT coalesce(category_id, 0), status, count(*) FROM pets GROUP BY 1, 2)
-             SELECT (SELECT count(*) FROM (SELECT * FROM kept EXCEPT SELECT * FROM real))
-                  + (SELECT count(*) FROM (SELECT * FROM real EXCEPT SELECT * FROM kept))",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(miscounted, 0, "round {round}: the kept pet counts disagree with the pets");
+/// The kept pet counts against a real count, in SQL both engines speak: the rows that
+/// differ, either way.
+pub const MISCOUNTED: &str = "
+    WITH kept AS (SELECT category_id, status, pets FROM pet_counts WHERE pets > 0),
+         real AS (SELECT coalesce(category_id, 0) AS category_id, status, count(*) AS pets FROM pets GROUP BY 1, 2)
+    SELECT (SELECT count(*) FROM (SELECT * FROM kept EXCEPT SELECT * FROM real) AS a)
+         + (SELECT count(*) FROM (SELECT * FROM real EXCEPT SELECT * FROM kept) AS b)";
 
-    let orders: HashMap<i64, (i64, i64, bool)> = conn
-        .prepare("SELECT id, pet_id, quantity, complete FROM orders")
+/// Every order, in SQL both engines speak.
+pub const ORDERS: &str = "SELECT id, pet_id, quantity, complete FROM orders";
+
+/// Every pet's stock, status and audited units, in SQL both engines speak.
+pub const PETS: &str = "SELECT id, stock, status,
+    (SELECT coalesce(sum(delta), 0) FROM inventory_adjustments a WHERE a.pet_id = pets.id) FROM pets";
+
+/// A SQLite database file's [`Snapshot`], read-only.
+pub fn sqlite_snapshot(db: &Path) -> Snapshot {
+    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut damage = Vec::new();
+    let ok: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    if ok != "ok" {
+        damage.push(format!("integrity_check: {ok}"));
+    }
+    let broken = conn.prepare("PRAGMA foreign_key_check").unwrap().query_map([], |_| Ok(())).unwrap().count();
+    if broken > 0 {
+        damage.push(format!("foreign_key_check: {broken} rows"));
+    }
+    let miscounted: i64 = conn.query_row(MISCOUNTED, [], |r| r.get(0)).unwrap();
+    if miscounted > 0 {
+        damage.push(format!("the kept pet counts disagree with the pets in {miscounted} rows"));
+    }
+    let orders = conn
+        .prepare(ORDERS)
         .unwrap()
         .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?))))
         .unwrap()
         .map(Result::unwrap)
         .collect();
+    let pets = conn
+        .prepare(PETS)
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?))))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    Snapshot { damage, orders, pets }
+}
+
+/// Holds the restarted database against the ledger, then settles what the kill left
+/// uncertain (from now on it is durable or never happened). Answers how many orders were
+/// committed although their 201 never arrived.
+fn check(snapshot: &Snapshot, ledger: &mut Ledger, round: usize) -> usize {
+    assert!(snapshot.damage.is_empty(), "round {round}: {}", snapshot.damage.join("; "));
+    let orders = &snapshot.orders;
     for (id, (pet, quantity)) in &ledger.orders {
         let uncertain = ledger.cancelling.contains(id);
         match orders.get(id) {
@@ -458,14 +487,8 @@ fn check(db: &Path, ledger: &mut Ledger, round: usize) -> usize {
     ledger.placing = 0;
 
     for (pet, stocked) in &ledger.stocked {
-        let (stock, status, audited): (i64, String, i64) = conn
-            .query_row(
-                "SELECT stock, status, (SELECT coalesce(sum(delta), 0) FROM inventory_adjustments WHERE pet_id = ?1)
-                 FROM pets WHERE id = ?1",
-                [pet],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .unwrap();
+        let (stock, status, audited) =
+            snapshot.pets.get(pet).cloned().unwrap_or_else(|| panic!("round {round}: pet {pet} is gone"));
         let mine = orders.values().filter(|o| o.0 == *pet);
         let ordered: i64 = mine.clone().map(|o| o.1).sum();
         let open = mine.filter(|o| !o.2).count();

@@ -91,6 +91,12 @@ impl Target for Server {
         kill(&mut self.child);
     }
 
+    fn snapshot(&self) -> harness::Snapshot {
+        harness::sqlite_snapshot(&self.database())
+    }
+}
+
+impl Server {
     fn database(&self) -> PathBuf {
         self.dir.path().join("petstore.db")
     }
@@ -162,8 +168,8 @@ impl Target for App {
         kill(&mut self.child);
     }
 
-    fn database(&self) -> PathBuf {
-        self.data().join("petstore.db")
+    fn snapshot(&self) -> harness::Snapshot {
+        harness::sqlite_snapshot(&self.data().join("petstore.db"))
     }
 }
 

@@ -123,6 +123,10 @@ struct PowerCut {
 }
 
 impl PowerCut {
+    fn database(&self) -> PathBuf {
+        self.dir.path().join("petstore.db")
+    }
+
     fn new(kind: Kind, seed: u64) -> Self {
         Self {
             kind,
@@ -265,8 +269,8 @@ impl Target for PowerCut {
         self.count += 1;
     }
 
-    fn database(&self) -> PathBuf {
-        self.dir.path().join("petstore.db")
+    fn snapshot(&self) -> harness::Snapshot {
+        harness::sqlite_snapshot(&self.database())
     }
 
     /// Every key the other process was told it created is there (listed by `keys list`).
