@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use petstore::Store;
 use petstore::api::FailureLimit;
 use petstore::clock::Clock;
 use petstore::domain::Name;
@@ -66,7 +65,7 @@ async fn app_with_data() -> TestApp {
 /// A named key, made as the CLI and the app make them: through another connection to the
 /// database file of the running server.
 async fn named_key(app: &TestApp, name: &str, scope: Scope) -> String {
-    let store = Store::open(&app.db_path).unwrap();
+    let store = app.db.open().await;
     store.create_key(Name::parse(name).unwrap(), scope).await.unwrap().secret.expose().to_owned()
 }
 
@@ -130,7 +129,7 @@ async fn a_revoked_key_is_refused_from_the_next_request_on() {
     let get = |key: &str| app.send(app.anonymous(Method::GET, "/pets").bearer_auth(key));
     assert_eq!(get(&key).await.status, 200);
 
-    Store::open(&app.db_path).unwrap().revoke_key("label printer").await.unwrap();
+    app.db.open().await.revoke_key("label printer").await.unwrap();
     let refused = get(&key).await;
     assert_eq!((refused.status.as_u16(), refused.code()), (401, "unauthorized"));
     assert!(refused.body["message"].as_str().unwrap().contains("revoked"));
@@ -144,7 +143,7 @@ async fn a_rotated_key_works_with_its_new_secret_only() {
     let get = |key: String| app.send(app.anonymous(Method::GET, "/pets").bearer_auth(key));
     assert_eq!(get(old.clone()).await.status, 200);
 
-    let rotated = Store::open(&app.db_path).unwrap().rotate_key("till").await.unwrap();
+    let rotated = app.db.open().await.rotate_key("till").await.unwrap();
     assert_eq!(rotated.key.scope, Scope::Read, "same scope");
     assert_eq!(get(old).await.status, 401);
     assert_eq!(get(rotated.secret.expose().to_owned()).await.status, 200);

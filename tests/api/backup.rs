@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio::task::JoinSet;
 
 use crate::support::database::{one, stocked};
-use crate::support::{KEY, spawn_app};
+use crate::support::{KEY, spawn_sqlite_app};
 
 const BIN: &str = env!("CARGO_BIN_EXE_petstore-server");
 
@@ -131,7 +131,7 @@ async fn a_backup_is_private_complete_and_never_overwrites() {
 async fn online_backups_while_orders_go_on_are_each_consistent() {
     const PETS: usize = 6;
     const STOCK: i64 = 5000;
-    let app = spawn_app().await;
+    let app = spawn_sqlite_app().await;
     let mut pets = Vec::new();
     for i in 0..PETS {
         pets.push(app.pet_with_stock(&format!("Pet {i}"), STOCK).await);
@@ -167,7 +167,7 @@ async fn online_backups_while_orders_go_on_are_each_consistent() {
     }
 
     let dir = tempfile::tempdir().unwrap();
-    let second = Store::open(&app.db_path).unwrap();
+    let second = Store::open(app.db_path()).unwrap();
     let mut counts = Vec::new();
     for round in 0..6 {
         // Let the clients get going (and keep going) between backups.
@@ -187,7 +187,7 @@ async fn online_backups_while_orders_go_on_are_each_consistent() {
             let backup = tokio::time::timeout(DEADLINE, second.backup(&to)).await;
             backup.unwrap_or_else(|_| panic!("round {round}: no backup in {DEADLINE:?}")).unwrap();
         } else {
-            let (db, to) = (app.db_path.clone(), to.clone());
+            let (db, to) = (app.db_path().to_path_buf(), to.clone());
             let out =
                 tokio::task::spawn_blocking(move || cli(&db, &["backup", "--to", to.to_str().unwrap()]))
                     .await
@@ -203,7 +203,7 @@ async fn online_backups_while_orders_go_on_are_each_consistent() {
         }
     });
     stopped.await.unwrap_or_else(|_| panic!("the clients did not stop within {DEADLINE:?}"));
-    let last = check_backup(&app.db_path, &pets, STOCK);
+    let last = check_backup(app.db_path(), &pets, STOCK);
     println!(
         "online backup: 6 backups (3 in-process, 3 by the CLI) while {} orders were placed; orders in each: {counts:?}",
         placed.load(Ordering::Relaxed)

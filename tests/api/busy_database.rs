@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::support::spawn_app;
+use crate::support::spawn_sqlite_app;
 
 /// Holds `BEGIN EXCLUSIVE` on the database at `path` from a connection of its own, as
 /// another program (a backup tool, a second server) would, until the returned sender is
@@ -29,10 +29,10 @@ fn hold_write_lock(path: &std::path::Path) -> (mpsc::Sender<()>, std::thread::Jo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_blocked_by_another_programs_lock_is_503_busy_with_retry_after_and_works_after_release() {
-    let app = spawn_app().await;
+    let app = spawn_sqlite_app().await;
     let pet = app.pet_with_stock("Rex", 3).await;
 
-    let (release, holder) = hold_write_lock(&app.db_path);
+    let (release, holder) = hold_write_lock(app.db_path());
     let started = Instant::now();
     let blocked = app.post("/store/orders", json!({ "petId": pet })).await;
     let waited = started.elapsed();

@@ -22,8 +22,10 @@ fn name(s: &str) -> Name {
 
 #[tokio::test]
 async fn create_list_revoke_and_rotate_with_clear_refusals() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path().join("keys.db")).unwrap();
+    // The API of either engine's store (PETSTORE_TEST_ENGINE); the rest of this file is
+    // about the SQLite file and the CLI on it.
+    let db = crate::support::TestDb::new();
+    let store = db.open().await;
 
     let till = store.create_key(name("till"), Scope::Write).await.unwrap();
     let secret = till.secret.expose().to_owned();

@@ -6,7 +6,7 @@
 //! and stock; and stock plus ordered quantities only ever changes through stock counts.
 
 use petstore::domain::*;
-use petstore::{ErrorCode, Petstore, Store};
+use petstore::{ErrorCode, Petstore};
 use proptest::prelude::*;
 
 // Two pets, small stock and few order slots: sequences then often sell a pet out, so the
@@ -155,7 +155,7 @@ impl Model {
 
 /// Runs `op` on the store; `orders` maps model order indexes to store ids.
 async fn run(
-    store: &Store,
+    store: &dyn Petstore,
     pets: &[PetId],
     orders: &mut Vec<Option<OrderId>>,
     op: &Op,
@@ -217,8 +217,9 @@ proptest! {
     fn the_store_follows_the_model(ops in proptest::collection::vec(op(), 1..40)) {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         runtime.block_on(async {
-            let dir = tempfile::tempdir().unwrap();
-            let store = Store::open(dir.path().join("model.db")).unwrap();
+            // A fresh database per case, on the engine under test.
+            let db = crate::support::TestDb::new();
+            let store = db.open().await;
             let mut pets = Vec::new();
             let mut model = Model::default();
             for i in 0..PETS {
@@ -232,7 +233,7 @@ proptest! {
             let mut orders = Vec::new();
             for (step, op) in ops.iter().enumerate() {
                 let expected = model.apply(op);
-                let actual = run(&store, &pets, &mut orders, op).await;
+                let actual = run(&*store, &pets, &mut orders, op).await;
                 prop_assert_eq!(actual, expected, "step {} {:?}", step, op);
                 for (i, pet) in pets.iter().enumerate() {
                     let item = store.get_inventory(*pet).await.unwrap();

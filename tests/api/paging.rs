@@ -1,22 +1,19 @@
 //! Paging at scale: the kept counts behind `X-Total-Count` and every page of every filter
 //! and sort, including the back half that is read from the other end, against one plain
-//! query of the database.
+//! query of the database (of either engine: the SQL is plain enough for both).
 
 use reqwest::Method;
 use rusqlite::Connection;
 use serde_json::json;
 
-use crate::support::database::assert_pet_counts_kept;
+use crate::support::database::{assert_pet_counts_kept, assert_pet_counts_kept_in};
 use crate::support::{TestApp, spawn_app};
 
 /// A shop of `pets` seeded pets, some of them moved to `pending`, to no category and to
 /// a new category, so that every kind of count row exists.
 async fn shop(pets: u64) -> TestApp {
     let app = spawn_app().await;
-    {
-        let mut conn = Connection::open(&app.db_path).unwrap();
-        petstore::store::seed::seed(&mut conn, pets, |_| {}).unwrap();
-    }
+    app.db.open().await.seed(pets, Box::new(|_| {})).await.unwrap();
     let extra = app.category("Exotics").await;
     for id in (1..=pets as i64).step_by(7) {
         let reply = app.patch(&format!("/pets/{id}"), json!({ "status": "pending" })).await;
@@ -35,13 +32,7 @@ async fn shop(pets: u64) -> TestApp {
 
 /// The ids a plain query of the database lists for `where_sql` in `order`.
 fn truth(app: &TestApp, where_sql: &str, order: &str) -> Vec<i64> {
-    let conn = Connection::open(&app.db_path).unwrap();
-    conn.prepare(&format!("SELECT id FROM pets {where_sql} ORDER BY {order}"))
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<rusqlite::Result<_>>()
-        .unwrap()
+    app.db.i64s(&format!("SELECT id FROM pets {where_sql} ORDER BY {order}"))
 }
 
 /// The `id_field` of every item of `list` (a path with its query), read page by page at
@@ -151,7 +142,7 @@ async fn a_page_past_the_end_is_empty_and_still_counts_the_list() {
 #[tokio::test]
 async fn the_kept_counts_follow_every_kind_of_pet_change() {
     let app = shop(200).await;
-    assert_pet_counts_kept(&Connection::open(&app.db_path).unwrap());
+    assert_pet_counts_kept_in(&app.db);
 
     let cats = app.category("Cats and more").await;
     let pet = app.pet_with_stock("Tiger", 3).await;
@@ -174,22 +165,17 @@ async fn the_kept_counts_follow_every_kind_of_pet_change() {
     let sale = app.post("/store/orders", json!({ "petId": parrot, "quantity": 1, "complete": true })).await;
     assert_eq!(sale.expect_status(201).body["complete"], true);
     assert_eq!(app.get(&format!("/pets/{parrot}")).await.body["status"], "sold");
-    assert_pet_counts_kept(&Connection::open(&app.db_path).unwrap());
+    assert_pet_counts_kept_in(&app.db);
 
     // What the API shows comes from them.
     let categories = app.get("/categories?limit=100").await.expect_status(200);
-    let conn = Connection::open(&app.db_path).unwrap();
     for category in categories.body.as_array().unwrap() {
-        let real: i64 = conn
-            .query_row("SELECT count(*) FROM pets WHERE category_id = ?1", [category["id"].as_i64()], |r| {
-                r.get(0)
-            })
-            .unwrap();
+        let id = category["id"].as_i64().unwrap();
+        let real = app.db.one_i64(&format!("SELECT count(*) FROM pets WHERE category_id = {id}"));
         assert_eq!(category["petCount"], real, "{}", category["name"]);
     }
     let available = app.get("/pets?status=available&limit=1").await;
-    let real: i64 =
-        conn.query_row("SELECT count(*) FROM pets WHERE status = 'available'", [], |r| r.get(0)).unwrap();
+    let real = app.db.one_i64("SELECT count(*) FROM pets WHERE status = 'available'");
     assert_eq!(available.header("x-total-count"), real.to_string());
 }
 

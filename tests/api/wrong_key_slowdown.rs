@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use petstore::Store;
 use petstore::api::FailureLimit;
 use petstore::clock::Clock;
 use petstore::domain::Name;
@@ -50,7 +49,7 @@ fn retry_after(reply: &Reply) -> u64 {
 async fn after_ten_wrong_keys_the_client_waits_but_a_right_key_never_does() {
     let (hand, clock) = HandClock::new();
     let app = spawn_app_limited(clock, FailureLimit::default()).await;
-    let store = Store::open(&app.db_path).unwrap();
+    let store = app.db.open().await;
     let till = store.create_key(Name::parse("till").unwrap(), Scope::Read).await.unwrap();
 
     for attempt in 1..=10 {
@@ -86,7 +85,7 @@ async fn missing_keys_and_revoked_keys_count_as_they_should() {
         let no_key = app.send(app.anonymous(Method::GET, "/pets")).await;
         assert_eq!(no_key.status, 401, "a request without a key is no guess and is not counted");
     }
-    let store = Store::open(&app.db_path).unwrap();
+    let store = app.db.open().await;
     let gone = store.create_key(Name::parse("old till").unwrap(), Scope::Write).await.unwrap();
     store.revoke_key("old till").await.unwrap();
     for _ in 0..2 {

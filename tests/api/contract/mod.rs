@@ -1,8 +1,10 @@
 //! The contract suite: local and remote mode are one interface (the app holds either the
 //! SQLite store or the HTTP client, and every screen works the same on both; see
 //! docs/ARCHITECTURE.md, "Invariants"), so every scenario is written once against
-//! `&dyn Petstore` and run on both backends, the SQLite `Store` on a fresh database and the
-//! HTTP `Client` against a real server on port 0.
+//! `&dyn Petstore` and run on both backends, the store on a fresh database and the HTTP
+//! `Client` against a real server on port 0. The store is the SQLite `Store`, or with
+//! `PETSTORE_TEST_ENGINE=postgres` the PostgreSQL `PgStore` (and the server serves one too),
+//! so the same scenarios hold both engines to the same answers.
 //!
 //! Each scenario asserts what the contract says (ids included: both start empty). It also
 //! records every answer in a [`Transcript`]; the client's test then replays the scenario on
@@ -25,8 +27,8 @@ macro_rules! on_both_backends {
             $(
                 #[tokio::test]
                 async fn $scenario() {
-                    let local = super::LocalStore::new();
-                    super::$scenario(&local.store, &mut super::Transcript::default()).await;
+                    let local = super::LocalStore::new().await;
+                    super::$scenario(&*local.store, &mut super::Transcript::default()).await;
                 }
             )+
         }
@@ -39,9 +41,9 @@ macro_rules! on_both_backends {
                     let mut remote = super::Transcript::default();
                     super::$scenario(&client, &mut remote).await;
 
-                    let local = super::LocalStore::new();
+                    let local = super::LocalStore::new().await;
                     let mut expected = super::Transcript::default();
-                    super::$scenario(&local.store, &mut expected).await;
+                    super::$scenario(&*local.store, &mut expected).await;
                     remote.assert_same_as(&expected);
                 }
             )+

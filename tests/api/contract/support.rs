@@ -3,24 +3,29 @@
 
 use std::fmt::Debug;
 
+use std::sync::Arc;
+
+use petstore::backend::Database;
 use petstore::domain::*;
-use petstore::{Error, ErrorCode, Petstore, Result, Store};
+use petstore::{Error, ErrorCode, Petstore, Result};
 use serde::Serialize;
 use serde_json::Value;
-use tempfile::TempDir;
+
+use crate::support::TestDb;
 
 use PetStatus::*;
 
-/// A store on its own temporary database, removed with it.
+/// A store on its own fresh database, on the engine under test (`PETSTORE_TEST_ENGINE`: the
+/// SQLite `Store` or the PostgreSQL `PgStore`), removed with it.
 pub(super) struct LocalStore {
-    pub(super) store: Store,
-    _dir: TempDir,
+    pub(super) store: Arc<dyn Database>,
+    _db: TestDb,
 }
 
 impl LocalStore {
-    pub(super) fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        Self { store: Store::open(dir.path().join("petstore.db")).unwrap(), _dir: dir }
+    pub(super) async fn new() -> Self {
+        let db = TestDb::new();
+        Self { store: db.open().await, _db: db }
     }
 }
 

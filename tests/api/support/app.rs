@@ -1,18 +1,18 @@
-//! `spawn_app()`: a real server on a free loopback port with its own database file, and a
-//! request helper that holds every response against the OpenAPI document.
+//! `spawn_app()`: a real server on a free loopback port with its own database on the engine
+//! under test (`PETSTORE_TEST_ENGINE`, see [`super::engine`]), and a request helper that
+//! holds every response against the OpenAPI document.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::Path;
 
-use petstore::Store;
 use petstore::api::{FailureLimit, KeyRing};
 use petstore::clock::Clock;
 use petstore::server::{Application, ServerConfig};
 use reqwest::{Method, RequestBuilder, StatusCode, header::HeaderMap};
 use serde_json::Value;
-use tempfile::TempDir;
 use tokio::sync::oneshot;
 
+use super::engine::TestDb;
 use super::openapi;
 
 pub const KEY: &str = "test-key-0123456789abcdefghijklmnop";
@@ -22,9 +22,9 @@ pub const OTHER_KEY: &str = "test-key-other-0123456789abcdefghijk";
 pub struct TestApp {
     pub addr: SocketAddr,
     pub base_url: String,
-    pub db_path: PathBuf,
+    /// The database it serves; [`TestDb::open`] opens it again as another process would.
+    pub db: TestDb,
     pub http: reqwest::Client,
-    dir: TempDir,
     shutdown: Option<oneshot::Sender<()>>,
     served: Option<tokio::task::JoinHandle<()>>,
 }
@@ -76,18 +76,25 @@ pub async fn spawn_app_limited(clock: Clock, limit: FailureLimit) -> TestApp {
 
 /// A server with the test's own settings, e.g. a short request timeout.
 pub async fn spawn_app_configured(configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
-    let dir = tempfile::tempdir().unwrap();
-    let db_path = dir.path().join("petstore.db");
-    let app = serve(&db_path, configure).await;
-    TestApp { dir, ..app }
+    serve(TestDb::new(), configure).await
 }
 
-async fn serve(db_path: &std::path::Path, configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
-    let store = Store::open(db_path).unwrap();
+/// A server on a SQLite file whatever the engine under test, for the tests about SQLite
+/// itself (its file, its write lock).
+pub async fn spawn_sqlite_app_configured(configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
+    serve(TestDb::sqlite(), configure).await
+}
+
+pub async fn spawn_sqlite_app() -> TestApp {
+    spawn_sqlite_app_configured(|_| {}).await
+}
+
+async fn serve(db: TestDb, configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
+    let store = db.open().await;
     let mut config =
         ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([KEY, OTHER_KEY]));
     configure(&mut config);
-    let app = Application::bind(std::sync::Arc::new(store), config).await.unwrap();
+    let app = Application::bind(store, config).await.unwrap();
     let addr = app.local_addr();
     let (tx, rx) = oneshot::channel();
     let served = tokio::spawn(async move {
@@ -99,9 +106,8 @@ async fn serve(db_path: &std::path::Path, configure: impl FnOnce(&mut ServerConf
     TestApp {
         addr,
         base_url: format!("http://{addr}"),
-        db_path: db_path.to_path_buf(),
+        db,
         http: reqwest::Client::new(),
-        dir: tempfile::tempdir().unwrap(),
         shutdown: Some(tx),
         served: Some(served),
     }
@@ -164,13 +170,16 @@ impl TestApp {
         Reply { status, headers, body }
     }
 
-    /// Stops the server and opens a new one on the same database file, as after a restart.
+    /// Stops the server and opens a new one on the same database, as after a restart.
     pub async fn restart(mut self) -> TestApp {
         self.stop().await;
-        let db_path = self.db_path.clone();
-        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().unwrap());
-        let app = serve(&db_path, |_| {}).await;
-        TestApp { dir, ..app }
+        serve(self.db.clone(), |_| {}).await
+    }
+
+    /// The SQLite file it serves; panics on PostgreSQL (see [`TestDb::sqlite_path`]).
+    #[track_caller]
+    pub fn db_path(&self) -> &Path {
+        self.db.sqlite_path()
     }
 
     pub async fn stop(&mut self) {

@@ -1,7 +1,10 @@
 //! Reading a Petstore database file directly, for the tests that check what is on disk
-//! (backups, restores, upgraded fixtures) rather than what the API answers.
+//! (backups, restores, upgraded fixtures) rather than what the API answers; and
+//! [`assert_pet_counts_kept_in`], the same check on a database of either engine.
 
 use rusqlite::Connection;
+
+use super::engine::TestDb;
 
 /// The single value `sql` selects.
 pub fn one<T: rusqlite::types::FromSql>(conn: &Connection, sql: &str) -> T {
@@ -37,5 +40,13 @@ pub fn assert_pet_counts_kept(conn: &Connection) {
     let kept = rows("SELECT category_id, status, pets FROM pet_counts WHERE pets > 0 ORDER BY 1, 2");
     let real =
         rows("SELECT coalesce(category_id, 0), status, count(*) FROM pets GROUP BY 1, 2 ORDER BY 1, 2");
+    assert_eq!(kept, real, "pet_counts disagrees with the pets");
+}
+
+/// [`assert_pet_counts_kept`] on a database of either engine (both keep `pet_counts`).
+pub fn assert_pet_counts_kept_in(db: &TestDb) {
+    let kept = db.query("SELECT category_id, status, pets FROM pet_counts WHERE pets > 0 ORDER BY 1, 2");
+    let real =
+        db.query("SELECT coalesce(category_id, 0), status, count(*) FROM pets GROUP BY 1, 2 ORDER BY 1, 2");
     assert_eq!(kept, real, "pet_counts disagrees with the pets");
 }
