@@ -3,13 +3,27 @@
 # fuzzing and stateful phases, driven by the document the server itself serves at
 # /openapi.json. Any failure fails the run.
 #
-#   tests/schemathesis/run.sh              # the bounded run of `make test`
+#   tests/schemathesis/run.sh              # the bounded run of `make test`, on SQLite
+#   tests/schemathesis/run.sh postgres     # the same against a PostgreSQL database
 #   SCHEMATHESIS_MAX_EXAMPLES=500 tests/schemathesis/run.sh   # a longer one
 #   SCHEMATHESIS_SEED=123 tests/schemathesis/run.sh           # another seed
 #
+# On postgres, the script starts a throwaway PostgreSQL server of its own (initdb in a
+# temporary folder, as the `postgres` user when run as root, on a free loopback port; the
+# `postgresql` package, `make deps`) and stops it and removes the folder on exit.
+#
 # Needs target/debug/petstore-server (cargo build --bin petstore-server), or SERVER_BIN.
-# The report (JUnit XML, and the server's log) lands in target/schemathesis/.
+# The report (JUnit XML, and the server's log) lands in target/schemathesis/ENGINE/.
 set -euo pipefail
+
+ENGINE="${1:-${SCHEMATHESIS_ENGINE:-sqlite}}"
+case "$ENGINE" in
+  sqlite | postgres) ;;
+  *)
+    echo "usage: $0 [sqlite|postgres]" >&2
+    exit 2
+    ;;
+esac
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 VERSION=4.32.5
@@ -21,7 +35,7 @@ SEED="${SCHEMATHESIS_SEED:-20261122}"
 # threads at once can raise a spurious "SystemError: AST constructor recursion depth
 # mismatch" inside schemathesis (python/cpython#106905), which fails the run at random.
 WORKERS="${SCHEMATHESIS_WORKERS:-1}"
-OUT="$ROOT/target/schemathesis"
+OUT="$ROOT/target/schemathesis/$ENGINE"
 KEY="psk_schemathesis_0123456789abcdefghijkl"
 
 fail() {
@@ -42,20 +56,72 @@ fi
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/petstore-schemathesis.XXXXXX")"
 SERVER_PID=""
+PG_DIR=""
 cleanup() {
   if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
     kill -TERM "$SERVER_PID" 2>/dev/null || true
     wait "$SERVER_PID" 2>/dev/null || true
   fi
+  if [ -n "$PG_DIR" ]; then
+    if [ -f "$PG_DIR/data/postmaster.pid" ]; then
+      (cd "$PG_DIR" && as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate -w stop >/dev/null 2>&1) || true
+    fi
+    cp "$PG_DIR/postgres.log" "$OUT/postgres.log" 2>/dev/null || true
+    rm -rf "$PG_DIR"
+  fi
   rm -rf "$WORK"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 mkdir -p "$OUT"
 
+# initdb refuses root: as root, PostgreSQL's programs run as its `postgres` user.
+as_postgres() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# A throwaway PostgreSQL: its own folder (data, log, socket), trust authentication on
+# loopback only, durability off (nothing here survives the run). Sets DB to its URL.
+start_postgres() {
+  PG_BIN="${PETSTORE_PG_BIN:-}"
+  if [ -z "$PG_BIN" ]; then
+    for dir in /usr/lib/postgresql/*/bin; do # Debian's layout; the last is the newest
+      [ -x "$dir/initdb" ] && PG_BIN="$dir"
+    done
+  fi
+  [ -x "$PG_BIN/initdb" ] || PG_BIN="$(dirname "$(command -v initdb 2>/dev/null || echo /nonexistent/initdb)")"
+  [ -x "$PG_BIN/initdb" ] || fail "PostgreSQL is missing: install the postgresql package: make deps"
+  PG_DIR="$(mktemp -d "${TMPDIR:-/tmp}/petstore-schemathesis-pg.XXXXXX")"
+  [ "$(id -u)" -ne 0 ] || chown postgres: "$PG_DIR"
+  (cd "$PG_DIR" && as_postgres "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U petstore -E UTF8 \
+    --locale=C.UTF-8 --no-sync --no-instructions >"$WORK/initdb.log" 2>&1) ||
+    fail "initdb failed: $(cat "$WORK/initdb.log")"
+  printf "%s\n" "listen_addresses = '127.0.0.1'" "unix_socket_directories = '$PG_DIR'" \
+    "fsync = off" "synchronous_commit = off" "full_page_writes = off" >>"$PG_DIR/data/postgresql.conf"
+  local port started=""
+  for _ in 1 2 3 4 5; do
+    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    if (cd "$PG_DIR" && as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t 60 \
+      -o "-p $port" start >/dev/null 2>&1); then
+      started=yes
+      break
+    fi
+    grep -q "could not bind" "$PG_DIR/postgres.log" 2>/dev/null || break
+  done
+  [ -n "$started" ] || fail "PostgreSQL did not start: $(cat "$PG_DIR/postgres.log" 2>/dev/null)"
+  "$PG_BIN/psql" -X -q -h "$PG_DIR" -p "$port" -U petstore -d postgres -c "CREATE DATABASE petstore" ||
+    fail "CREATE DATABASE failed"
+  DB="postgres://petstore@127.0.0.1:$port/petstore"
+}
+
 # A shop with something in it, so GETs by id and the stateful links find real resources.
-DB="$WORK/petstore.db"
-PETSTORE_API_KEY="$KEY" "$SERVER_BIN" seed --db "$DB" --pets 50 >/dev/null 2>&1 ||
-  fail "petstore-server seed failed"
+if [ "$ENGINE" = postgres ]; then
+  start_postgres
+else
+  DB="$WORK/petstore.db"
+fi
+PETSTORE_API_KEY="$KEY" "$SERVER_BIN" seed --db "$DB" --pets 50 >"$WORK/seed.log" 2>&1 ||
+  fail "petstore-server seed failed: $(cat "$WORK/seed.log")"
 
 # Port 0: the OS picks a free port and the server prints it once it listens.
 # schemathesis sends hundreds of requests with no key or a made-up one (ignored_auth,
@@ -73,7 +139,7 @@ for _ in $(seq 1 150); do
   sleep 0.1
 done
 [ -n "$ORIGIN" ] || fail "petstore-server did not start within 15 s"
-echo "schemathesis $VERSION against $ORIGIN, seed $SEED, at most $MAX_EXAMPLES examples per operation"
+echo "schemathesis $VERSION against $ORIGIN ($ENGINE), seed $SEED, at most $MAX_EXAMPLES examples per operation"
 
 # Every check, with one swapped for a narrower twin: positive_data_acceptance would fail
 # the refusals of the contract that depend on the database's contents, which no schema can
