@@ -20,38 +20,53 @@ use crate::api_key::{KeyMatch, Scope};
 use crate::backend::Database;
 use crate::error::ErrorCode;
 
-/// The Host names a request may carry, with the port the server listens on. A page on
-/// another site that resolves its own name to 127.0.0.1 (DNS rebinding) still sends its
-/// own name, and is refused.
+/// The Host names a request may carry. A page on another site that resolves its own name
+/// to 127.0.0.1 (DNS rebinding) still sends its own name, and is refused.
+///
+/// Loopback names must come with the port the server listens on. A name the operator
+/// configured (`--allowed-host`) is the name clients use to reach the server, often through
+/// a reverse proxy in front of several replicas: their Host carries the proxy's port (or
+/// none, for 80 and 443), never the replica's, so any port passes with it.
 #[derive(Debug, Clone)]
 pub struct HostPolicy {
     port: u16,
-    names: Vec<String>,
+    loopback: Vec<String>,
+    configured: Vec<String>,
 }
 
 impl HostPolicy {
     /// Loopback names plus `extra` names an operator configured for a server reached by a
     /// real host name.
     pub fn new(port: u16, extra: &[String]) -> Self {
-        let mut names: Vec<String> = ["localhost", "127.0.0.1", "[::1]"].map(String::from).into();
-        names.extend(extra.iter().map(|n| n.to_ascii_lowercase()));
-        Self { port, names }
+        let loopback = ["localhost", "127.0.0.1", "[::1]"].map(String::from).into();
+        Self { port, loopback, configured: extra.iter().map(|n| n.to_ascii_lowercase()).collect() }
     }
 
     fn host_allowed(&self, host: &str) -> bool {
-        let (name, port) = match host.rsplit_once(':') {
-            // An IPv6 literal without a port ends in `]`, not in a port number.
-            Some((name, port)) if !port.contains(']') => (name, port.parse::<u16>().ok()),
-            _ => (host, Some(80)),
-        };
-        port == Some(self.port) && self.names.iter().any(|allowed| allowed.eq_ignore_ascii_case(name))
+        let (name, port) = split_port(host);
+        let named = |names: &[String]| names.iter().any(|allowed| allowed.eq_ignore_ascii_case(name));
+        named(&self.configured) || (port == Some(self.port) && named(&self.loopback))
     }
 
     /// A browser sends `Origin`; only pages served by this very server (its docs page) may
-    /// call it. Tools like curl send none and pass.
+    /// call it, over plain http on loopback, or under a configured name (https too, as a
+    /// proxy that ends TLS serves it). Tools like curl send none and pass.
     fn origin_allowed(&self, origin: &str) -> bool {
-        let Some(authority) = origin.strip_prefix("http://") else { return false };
-        self.host_allowed(authority)
+        if let Some(authority) = origin.strip_prefix("http://") {
+            return self.host_allowed(authority);
+        }
+        let Some(authority) = origin.strip_prefix("https://") else { return false };
+        let (name, _) = split_port(authority);
+        self.configured.iter().any(|allowed| allowed.eq_ignore_ascii_case(name))
+    }
+}
+
+/// A Host header's name and port (80 when it has none).
+fn split_port(host: &str) -> (&str, Option<u16>) {
+    match host.rsplit_once(':') {
+        // An IPv6 literal without a port ends in `]`, not in a port number.
+        Some((name, port)) if !port.contains(']') => (name, port.parse::<u16>().ok()),
+        _ => (host, Some(80)),
     }
 }
 
@@ -229,6 +244,19 @@ mod tests {
         assert!(!policy.host_allowed("localhost"));
         assert!(HostPolicy::new(80, &[]).host_allowed("localhost"));
         assert!(HostPolicy::new(8787, &["shop.lan".into()]).host_allowed("shop.lan:8787"));
+    }
+
+    #[test]
+    fn a_configured_name_passes_on_any_port_as_a_reverse_proxy_forwards_it() {
+        let policy = HostPolicy::new(8787, &["Petstore.Chain.Example".into()]);
+        assert!(policy.host_allowed("petstore.chain.example"));
+        assert!(policy.host_allowed("petstore.chain.example:443"));
+        assert!(policy.host_allowed("petstore.chain.example:8787"));
+        assert!(!policy.host_allowed("evil.example"));
+        assert!(!policy.host_allowed("localhost:443"), "loopback names keep the port check");
+        assert!(policy.origin_allowed("https://petstore.chain.example"));
+        assert!(!policy.origin_allowed("https://localhost:8787"), "https only under a configured name");
+        assert!(!policy.origin_allowed("https://evil.example"));
     }
 
     #[test]
