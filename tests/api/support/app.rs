@@ -114,6 +114,12 @@ async fn serve(db: TestDb, configure: impl FnOnce(&mut ServerConfig)) -> TestApp
 }
 
 impl TestApp {
+    /// A second server on this one's database, as another replica behind a load balancer
+    /// (or another process on the same SQLite file).
+    pub async fn replica(&self) -> TestApp {
+        serve(self.db.clone(), |_| {}).await
+    }
+
     /// A request with the right key.
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
         self.anonymous(method, path).bearer_auth(KEY)
