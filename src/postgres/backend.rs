@@ -1,0 +1,152 @@
+//! The PostgreSQL store as a [`Petstore`] and a [`Database`]: a read is one statement on a
+//! pooled connection (in autocommit, so it sees everything committed on any replica); a
+//! write is one transaction that also announces its change (see `changes.rs`), or, for
+//! the common order, one statement (see `orders.rs`).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use tokio::sync::broadcast;
+
+use super::{PgStore, categories, changes, inventory, orders, pets, pg, seed};
+use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
+use crate::backend::{Change, Database, Petstore, SeedReport};
+use crate::domain::*;
+use crate::error::Result;
+use crate::idempotency::{IdempotencyKey, Placed};
+
+/// Runs `$body` (an expression using `$tx`, the transaction) as one write: in a
+/// transaction on a pooled connection that announces `$change` and commits. On an error
+/// the transaction is dropped, which rolls it back before the connection serves anyone
+/// else.
+macro_rules! write {
+    ($store:expr, $change:expr, |$tx:ident| $body:expr) => {{
+        let mut client = $store.client().await?;
+        let $tx = client.transaction().await.map_err(pg)?;
+        let value = $body.await?;
+        changes::notify(&$tx, $change).await?;
+        $tx.commit().await.map_err(pg)?;
+        Ok(value)
+    }};
+}
+
+/// Runs `$body` (an expression using `$c`, a pooled connection) as one read.
+macro_rules! read {
+    ($store:expr, |$c:ident| $body:expr) => {{
+        let $c = $store.client().await?;
+        $body.await
+    }};
+}
+
+#[async_trait]
+impl Petstore for PgStore {
+    async fn list_pets(&self, filter: PetFilter, page: Page) -> Result<Paged<Pet>> {
+        read!(self, |c| pets::list(&c, &filter, page))
+    }
+    async fn create_pet(&self, new: NewPet) -> Result<Pet> {
+        write!(self, Change::Pets, |tx| pets::create(&tx, &new))
+    }
+    async fn get_pet(&self, id: PetId) -> Result<Pet> {
+        read!(self, |c| pets::get(&c, id))
+    }
+    async fn replace_pet(&self, id: PetId, new: NewPet) -> Result<Pet> {
+        write!(self, Change::Pets, |tx| pets::replace(&tx, id, &new))
+    }
+    async fn update_pet(&self, id: PetId, patch: PetPatch) -> Result<Pet> {
+        write!(self, Change::Pets, |tx| pets::update(&tx, id, &patch))
+    }
+    async fn delete_pet(&self, id: PetId) -> Result<()> {
+        write!(self, Change::Pets, |tx| pets::delete(&tx, id))
+    }
+
+    async fn list_categories(&self, page: Page) -> Result<Paged<Category>> {
+        read!(self, |c| categories::list(&c, page))
+    }
+    async fn create_category(&self, new: NewCategory) -> Result<Category> {
+        write!(self, Change::Categories, |tx| categories::create(&tx, &new))
+    }
+    async fn get_category(&self, id: CategoryId) -> Result<Category> {
+        read!(self, |c| categories::get(&c, id))
+    }
+    async fn replace_category(&self, id: CategoryId, new: NewCategory) -> Result<Category> {
+        write!(self, Change::Categories, |tx| categories::replace(&tx, id, &new))
+    }
+    async fn delete_category(&self, id: CategoryId) -> Result<()> {
+        write!(self, Change::Categories, |tx| categories::delete(&tx, id))
+    }
+
+    async fn list_orders(&self, filter: OrderFilter, page: Page) -> Result<Paged<Order>> {
+        read!(self, |c| orders::list(&c, &filter, page))
+    }
+    async fn place_order(&self, new: NewOrder) -> Result<Order> {
+        let client = self.client().await?;
+        // One statement in autocommit for most orders; the general path otherwise.
+        if let Some(order) = orders::place_fast(&client, &new).await? {
+            return Ok(order);
+        }
+        drop(client);
+        write!(self, Change::Orders, |tx| orders::place(&tx, &new))
+    }
+    async fn get_order(&self, id: OrderId) -> Result<Order> {
+        read!(self, |c| orders::get(&c, id))
+    }
+    async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
+        write!(self, Change::Orders, |tx| orders::update(&tx, id, &patch))
+    }
+    async fn cancel_order(&self, id: OrderId) -> Result<()> {
+        write!(self, Change::Orders, |tx| orders::cancel(&tx, id))
+    }
+
+    async fn list_inventory(&self, filter: InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {
+        read!(self, |c| inventory::list(&c, &filter, page))
+    }
+    async fn get_inventory(&self, pet: PetId) -> Result<InventoryItem> {
+        read!(self, |c| inventory::get(&c, pet))
+    }
+    async fn set_inventory(&self, pet: PetId, update: InventoryUpdate) -> Result<InventoryItem> {
+        write!(self, Change::Inventory, |tx| inventory::set(&tx, pet, update.quantity))
+    }
+    async fn adjust_inventory(
+        &self,
+        pet: PetId,
+        adjustment: NewInventoryAdjustment,
+    ) -> Result<InventoryItem> {
+        write!(self, Change::Inventory, |tx| inventory::adjust(&tx, pet, &adjustment))
+    }
+    async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
+        read!(self, |c| inventory::adjustments(&c, pet, page))
+    }
+}
+
+#[async_trait]
+impl Database for PgStore {
+    async fn place_order_once(
+        &self,
+        key: IdempotencyKey,
+        new: NewOrder,
+        now: DateTime<Utc>,
+    ) -> Result<Placed> {
+        PgStore::place_order_once(self, key, new, now).await
+    }
+    async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
+        PgStore::find_key(self, hash).await
+    }
+    async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
+        PgStore::create_key(self, name, scope).await
+    }
+    async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
+        PgStore::list_keys(self).await
+    }
+    async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
+        PgStore::revoke_key(self, name).await
+    }
+    async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
+        PgStore::rotate_key(self, name).await
+    }
+    fn subscribe(&self) -> broadcast::Receiver<Change> {
+        PgStore::subscribe(self)
+    }
+    async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
+        let mut client = self.client().await?;
+        seed::seed(&mut client, pets, &*progress).await
+    }
+}

@@ -1,0 +1,137 @@
+//! News of every committed change, whichever replica committed it, by LISTEN/NOTIFY.
+//!
+//! Each write sends `pg_notify(CHANNEL, <change>)` inside its own transaction (or inside
+//! its one statement), so PostgreSQL delivers it if and only if the write commits, to
+//! every connection listening on the database: this replica's listener included, which is
+//! the one way a change reaches [`PgStore::subscribe`](super::PgStore::subscribe), ours or
+//! another replica's alike.
+//!
+//! The listener has a connection of its own (LISTEN needs one that stays). When that
+//! connection drops it connects again, backing off up to 5 s, and then announces every
+//! kind of change: what was committed while it was away is unknown, so whoever shows the
+//! data refreshes all of it.
+//!
+//! Notifying in the write's own transaction has a price PostgreSQL documents: a commit
+//! that notifies holds a database-wide lock from just before its commit record until the
+//! commit is done, so notifying commits follow one another. Measured in `orders.rs`.
+
+use std::future::poll_fn;
+use std::time::Duration;
+
+use deadpool_postgres::GenericClient;
+use tokio::sync::{broadcast, oneshot};
+use tokio_postgres::AsyncMessage;
+
+use super::{PgOpenError, PgTarget, pg};
+use crate::backend::Change;
+use crate::error::Result;
+
+/// The channel every Petstore replica of a database notifies and listens on.
+pub(super) const CHANNEL: &str = "petstore_changes";
+
+/// The payload a change is announced with.
+pub(super) fn payload(change: Change) -> &'static str {
+    match change {
+        Change::Pets => "pets",
+        Change::Categories => "categories",
+        Change::Orders => "orders",
+        Change::Inventory => "inventory",
+    }
+}
+
+fn parse(payload: &str) -> Option<Change> {
+    [Change::Pets, Change::Categories, Change::Orders, Change::Inventory]
+        .into_iter()
+        .find(|&c| self::payload(c) == payload)
+}
+
+/// Announces `change` when the transaction `c` runs in commits.
+pub(super) async fn notify(c: &impl GenericClient, change: Change) -> Result<()> {
+    let sql = match change {
+        Change::Pets => "SELECT pg_notify('petstore_changes', 'pets')",
+        Change::Categories => "SELECT pg_notify('petstore_changes', 'categories')",
+        Change::Orders => "SELECT pg_notify('petstore_changes', 'orders')",
+        Change::Inventory => "SELECT pg_notify('petstore_changes', 'inventory')",
+    };
+    c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[]).await.map_err(pg)?;
+    Ok(())
+}
+
+/// Starts the listener task and waits until it listens, so that a store that opens hears
+/// from its first commit on.
+pub(super) async fn listen(
+    target: PgTarget,
+    changes: broadcast::Sender<Change>,
+) -> Result<tokio::task::JoinHandle<()>, PgOpenError> {
+    let (ready, listening) = oneshot::channel();
+    let task = tokio::spawn(async move {
+        let mut ready = Some(ready);
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            let failure = match target.connect().await {
+                Ok((client, connection)) => match serve(&client, connection, &changes, &mut ready).await {
+                    Ok(()) => "the connection was closed".to_owned(),
+                    Err(e) => target.describe(&e),
+                },
+                Err(e) => target.describe(&e),
+            };
+            if let Some(ready) = ready.take() {
+                let _ = ready.send(Err(failure));
+                return;
+            }
+            tracing::warn!(error = %failure, "the PostgreSQL change listener lost its connection; connecting again");
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_secs(5));
+        }
+    });
+    match listening.await {
+        Ok(Ok(())) => Ok(task),
+        Ok(Err(failure)) => Err(PgOpenError::Connect(failure)),
+        Err(_) => Err(PgOpenError::Connect("the PostgreSQL change listener stopped".into())),
+    }
+}
+
+/// Sends `LISTEN` on a new connection and forwards its notifications until it ends.
+/// `ready` is told once the first connection listens; on a later one, every kind of change
+/// is announced, since what was committed while nobody listened is unknown.
+async fn serve(
+    client: &tokio_postgres::Client,
+    mut connection: tokio_postgres::Connection<
+        tokio_postgres::Socket,
+        postgres_native_tls::TlsStream<tokio_postgres::Socket>,
+    >,
+    changes: &broadcast::Sender<Change>,
+    ready: &mut Option<oneshot::Sender<Result<(), String>>>,
+) -> Result<(), tokio_postgres::Error> {
+    // The connection is driven here, on this task, while LISTEN waits for its answer.
+    let drive = async {
+        while let Some(message) = poll_fn(|cx| connection.poll_message(cx)).await {
+            if let AsyncMessage::Notification(n) = message?
+                && n.channel() == CHANNEL
+                && let Some(change) = parse(n.payload())
+            {
+                // Nobody subscribed is not an error.
+                let _ = changes.send(change);
+            }
+        }
+        Ok(())
+    };
+    tokio::pin!(drive);
+    let listen = format!("LISTEN {CHANNEL}");
+    tokio::select! {
+        ended = &mut drive => return ended,
+        listened = client.batch_execute(&listen) => listened?,
+    }
+    match ready.take() {
+        Some(ready) => {
+            let _ = ready.send(Ok(()));
+        }
+        None => {
+            for change in [Change::Pets, Change::Categories, Change::Orders, Change::Inventory] {
+                let _ = changes.send(change);
+            }
+            tracing::info!("the PostgreSQL change listener is connected again");
+        }
+    }
+    drive.await
+}

@@ -1,0 +1,147 @@
+//! Inventory on PostgreSQL: the same operations, messages and order as
+//! `src/store/inventory.rs`, the audit trail included.
+
+use deadpool_postgres::GenericClient;
+use tokio_postgres::Row;
+
+use super::paging::{self, Filter, List, limit_offset};
+use super::pg;
+use super::stock::{StockEvent, set_stock, stock_row};
+use super::types::col;
+use crate::domain::status_rules::adjusted;
+use crate::domain::{
+    InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged, PetId,
+    StockLevel, Timestamp,
+};
+use crate::error::{Error, Result};
+
+fn from_row(r: &Row, at: usize) -> Result<InventoryItem> {
+    Ok(InventoryItem {
+        pet_id: col(r, at)?,
+        pet_name: col(r, at + 1)?,
+        status: col(r, at + 2)?,
+        quantity: col(r, at + 3)?,
+        updated_at: col(r, at + 4)?,
+    })
+}
+
+/// Stock of every pet, lowest first (what staff reorder first).
+pub(super) async fn list(
+    c: &impl GenericClient,
+    filter: &InventoryFilter,
+    page: Page,
+) -> Result<Paged<InventoryItem>> {
+    if filter.below_quantity.is_some_and(|b| !(0..=StockLevel::MAX + 1).contains(&b)) {
+        return Err(Error::invalid_parameter(format!(
+            "belowQuantity must be between 0 and {}",
+            StockLevel::MAX + 1
+        )));
+    }
+    let mut w = Filter::default();
+    let mut counted = String::new();
+    if !filter.statuses.is_empty() {
+        let statuses: Vec<String> = filter.statuses.iter().map(|s| s.as_str().to_owned()).collect();
+        w.and("status = ANY($?)", statuses);
+        counted = format!("WHERE status = ANY(${})", w.params.len());
+    }
+    if let Some(below) = filter.below_quantity {
+        w.and("stock < $?", below);
+    }
+    // Without "below" the count is the kept one, by status.
+    let total = if filter.below_quantity.is_none() {
+        format!("SELECT coalesce(sum(pets), 0) FROM pet_counts {counted}")
+    } else {
+        format!("SELECT count(*) FROM pets {}", w.sql())
+    };
+    let where_sql = w.sql();
+    let limit = limit_offset(&mut w, page);
+    let list = List {
+        columns: "p.id, p.name, p.status, p.stock, p.stock_updated_at",
+        total,
+        page: format!(
+            "SELECT q.id, q.name, q.status, q.stock, q.stock_updated_at
+             FROM (SELECT id FROM pets {where_sql} ORDER BY stock, id {limit}) k JOIN pets q ON q.id = k.id"
+        ),
+        order: "p.stock, p.id",
+    };
+    paging::page(c, list, &w, |r| from_row(r, 1)).await
+}
+
+pub(super) async fn get(c: &impl GenericClient, pet: PetId) -> Result<InventoryItem> {
+    let sql = "SELECT id, name, status, stock, stock_updated_at FROM pets WHERE id = $1";
+    c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&pet.get()])
+        .await
+        .map_err(pg)?
+        .map(|r| from_row(&r, 0))
+        .transpose()?
+        .ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))
+}
+
+/// Sets the count; a change is recorded in the audit trail like an adjustment, so the
+/// history explains every count staff made.
+pub(super) async fn set(c: &impl GenericClient, pet: PetId, quantity: StockLevel) -> Result<InventoryItem> {
+    let current = stock_row(c, pet).await?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
+    let delta = quantity.get() - current.stock;
+    if delta != 0 {
+        record(c, pet, delta, &format!("stock set to {}", quantity.get()), quantity.get()).await?;
+    }
+    set_stock(c, pet, &current, quantity.get(), StockEvent::Counted).await?;
+    get(c, pet).await
+}
+
+pub(super) async fn adjust(
+    c: &impl GenericClient,
+    pet: PetId,
+    adjustment: &NewInventoryAdjustment,
+) -> Result<InventoryItem> {
+    let current = stock_row(c, pet).await?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
+    let delta = adjustment.delta.get();
+    let after = adjusted(pet, current.stock, delta)?;
+    record(c, pet, delta, adjustment.reason.as_str(), after).await?;
+    set_stock(c, pet, &current, after, StockEvent::Counted).await?;
+    get(c, pet).await
+}
+
+async fn record(c: &impl GenericClient, pet: PetId, delta: i64, reason: &str, after: i64) -> Result<()> {
+    let sql = "INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at)
+               VALUES ($1, $2, $3, $4, $5)";
+    c.execute(
+        &c.prepare_cached(sql).await.map_err(pg)?,
+        &[&pet.get(), &delta, &reason, &after, &Timestamp::now().to_string()],
+    )
+    .await
+    .map_err(pg)?;
+    Ok(())
+}
+
+pub(super) async fn adjustments(
+    c: &impl GenericClient,
+    pet: PetId,
+    page: Page,
+) -> Result<Paged<InventoryAdjustment>> {
+    get(c, pet).await?;
+    let mut w = Filter::default();
+    w.and("pet_id = $?", pet.get());
+    let where_sql = w.sql();
+    let limit = limit_offset(&mut w, page);
+    let list = List {
+        columns: "p.id, p.pet_id, p.delta, p.reason, p.quantity_after, p.created_at",
+        total: format!("SELECT count(*) FROM inventory_adjustments {where_sql}"),
+        page: format!(
+            "SELECT id, pet_id, delta, reason, quantity_after, created_at FROM inventory_adjustments
+             {where_sql} ORDER BY id DESC {limit}"
+        ),
+        order: "p.id DESC",
+    };
+    paging::page(c, list, &w, |r| {
+        Ok(InventoryAdjustment {
+            id: col(r, 1)?,
+            pet_id: col(r, 2)?,
+            delta: col(r, 3)?,
+            reason: col(r, 4)?,
+            quantity_after: col(r, 5)?,
+            created_at: col(r, 6)?,
+        })
+    })
+    .await
+}

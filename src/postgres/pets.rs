@@ -1,0 +1,258 @@
+//! Pets on PostgreSQL: the same operations, messages and orders as `src/store/pets.rs`.
+
+use deadpool_postgres::GenericClient;
+use tokio_postgres::Row;
+use tokio_postgres::error::SqlState;
+
+use super::categories;
+use super::paging::{self, Filter, List, limit_offset};
+use super::types::col;
+use super::{pg, violates};
+use crate::domain::{
+    CategoryId, Description, Name, NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, PetStatus,
+    Timestamp,
+};
+use crate::error::{Error, ErrorCode, Result};
+
+const COLUMNS: &str = "id, name, category_id, status, description, created_at, updated_at";
+
+/// A pet from `r`, whose columns from `at` on are [`COLUMNS`].
+fn from_row(r: &Row, at: usize) -> Result<Pet> {
+    Ok(Pet {
+        id: col(r, at)?,
+        name: col(r, at + 1)?,
+        category_id: col(r, at + 2)?,
+        status: col(r, at + 3)?,
+        description: col(r, at + 4)?,
+        created_at: col(r, at + 5)?,
+        updated_at: col(r, at + 6)?,
+    })
+}
+
+/// At most this many ids in one list request: one page's worth.
+const MAX_IDS: usize = Page::MAX_LIMIT as usize;
+
+pub(super) async fn list(c: &impl GenericClient, filter: &PetFilter, page: Page) -> Result<Paged<Pet>> {
+    if filter.ids.len() > MAX_IDS {
+        return Err(Error::invalid_parameter(format!("id may be given at most {MAX_IDS} times")));
+    }
+    let order = match filter.sort {
+        PetSort::Id => "id",
+        PetSort::IdDesc => "id DESC",
+        PetSort::Name => "name_folded, id",
+        PetSort::NameDesc => "name_folded DESC, id DESC",
+    };
+    let mut w = Filter::default();
+    // The same parameters filter the kept counts: `$status` and `$category` name them.
+    let mut counted = Vec::new();
+    if !filter.statuses.is_empty() {
+        let statuses: Vec<String> = filter.statuses.iter().map(|s| s.as_str().to_owned()).collect();
+        w.and("status = ANY($?)", statuses);
+        counted.push(format!("status = ANY(${})", w.params.len()));
+    }
+    if let Some(category) = filter.category_id {
+        w.and("category_id = $?", category.get());
+        counted.push(format!("category_id = ${}", w.params.len()));
+    }
+    if let Some(q) = &filter.name_contains {
+        w.and("name_folded LIKE $? ESCAPE '\\'", like_contains(&q.folded()));
+    }
+    if !filter.ids.is_empty() {
+        w.and("id = ANY($?)", filter.ids.iter().map(|id| id.get()).collect::<Vec<i64>>());
+        return short_page(c, &w, order, page).await;
+    }
+
+    // Without a search the count is the kept one (a category and status filter).
+    let total = if filter.name_contains.is_none() {
+        let counted =
+            if counted.is_empty() { String::new() } else { format!("WHERE {}", counted.join(" AND ")) };
+        format!("SELECT coalesce(sum(pets), 0) FROM pet_counts {counted}")
+    } else {
+        format!("SELECT count(*) FROM pets {}", w.sql())
+    };
+    // The page's ids come from one index walk in the list's order (every list index ends
+    // in id); only the page's own rows are then read from the table.
+    let page_sql = format!(
+        "SELECT q.* FROM (SELECT id FROM pets {where_sql} ORDER BY {order} {limit}) k JOIN pets q ON q.id = k.id",
+        where_sql = w.sql(),
+        limit = limit_offset(&mut w, page),
+    );
+    let outer = match filter.sort {
+        PetSort::Id => "p.id",
+        PetSort::IdDesc => "p.id DESC",
+        PetSort::Name => "p.name_folded, p.id",
+        PetSort::NameDesc => "p.name_folded DESC, p.id DESC",
+    };
+    let list = List {
+        columns: "p.id, p.name, p.category_id, p.status, p.description, p.created_at, p.updated_at",
+        total,
+        page: page_sql,
+        order: outer,
+    };
+    paging::page(c, list, &w, |r| from_row(r, 1)).await
+}
+
+/// A list by ids: at most a page of them, read whole and cut here.
+async fn short_page(c: &impl GenericClient, w: &Filter, order: &str, page: Page) -> Result<Paged<Pet>> {
+    let sql = format!("SELECT {COLUMNS} FROM pets {} ORDER BY {order}", w.sql());
+    let rows = c.query(&c.prepare_cached(&sql).await.map_err(pg)?, &w.values()).await.map_err(pg)?;
+    let total = rows.len() as u64;
+    let items = rows
+        .iter()
+        .skip(page.offset() as usize)
+        .take(page.limit() as usize)
+        .map(|r| from_row(r, 0))
+        .collect::<Result<_>>()?;
+    Ok(Paged { items, total })
+}
+
+/// `%text%` for `LIKE`, with `%`, `_` and `\` escaped so that they match themselves.
+pub(super) fn like_contains(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
+/// One indexed statement, by primary key.
+pub(super) async fn find(c: &impl GenericClient, id: PetId) -> Result<Option<Pet>> {
+    let sql =
+        "SELECT id, name, category_id, status, description, created_at, updated_at FROM pets WHERE id = $1";
+    let row = c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?;
+    row.map(|r| from_row(&r, 0)).transpose()
+}
+
+pub(super) async fn get(c: &impl GenericClient, id: PetId) -> Result<Pet> {
+    find(c, id).await?.ok_or_else(|| Error::not_found(PetId::WHAT, id.get()))
+}
+
+/// The pet, its row locked until the transaction `c` ends.
+async fn get_for_update(c: &impl GenericClient, id: PetId) -> Result<Pet> {
+    let sql = "SELECT id, name, category_id, status, description, created_at, updated_at
+               FROM pets WHERE id = $1 FOR UPDATE";
+    let row = c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?;
+    row.map(|r| from_row(&r, 0)).transpose()?.ok_or_else(|| Error::not_found(PetId::WHAT, id.get()))
+}
+
+pub(super) async fn create(c: &impl GenericClient, new: &NewPet) -> Result<Pet> {
+    categories::ensure_exists(c, new.category_id).await?;
+    let now = Timestamp::now().to_string();
+    let sql = "INSERT INTO pets (name, name_folded, category_id, status, description,
+                                 stock, stock_updated_at, created_at, updated_at)
+               VALUES ($1, $2, $3, $4, $5, 0, $6, $6, $6)
+               RETURNING id, name, category_id, status, description, created_at, updated_at";
+    let row = c
+        .query_one(
+            &c.prepare_cached(sql).await.map_err(pg)?,
+            &[
+                &new.name.as_str(),
+                &new.name.folded(),
+                &new.category_id.map(CategoryId::get),
+                &new.status.as_str(),
+                &new.description.as_ref().map(|d| d.as_str()),
+                &now,
+            ],
+        )
+        .await
+        .map_err(|e| on_missing_category(e, new.category_id))?;
+    from_row(&row, 0)
+}
+
+pub(super) async fn replace(c: &impl GenericClient, id: PetId, new: &NewPet) -> Result<Pet> {
+    store_fields(c, id, &new.name, new.category_id, new.status, new.description.as_ref()).await
+}
+
+pub(super) async fn update(c: &impl GenericClient, id: PetId, patch: &PetPatch) -> Result<Pet> {
+    if patch.is_empty() {
+        return Err(Error::validation(
+            "the patch changes nothing: give name, categoryId, status or description",
+        ));
+    }
+    // Locked: what the patch leaves alone is kept as it is at the write, not as it was
+    // before another replica's change.
+    let pet = get_for_update(c, id).await?;
+    let name = match &patch.name {
+        Some(name) => name.clone(),
+        None => Name::parse(&pet.name).map_err(Error::internal)?,
+    };
+    let description = match &patch.description {
+        Some(d) => d.clone(),
+        None => pet.description.as_deref().map(Description::parse).transpose().map_err(Error::internal)?,
+    };
+    store_fields(
+        c,
+        id,
+        &name,
+        patch.category_id.unwrap_or(pet.category_id),
+        patch.status.unwrap_or(pet.status),
+        description.as_ref(),
+    )
+    .await
+}
+
+async fn store_fields(
+    c: &impl GenericClient,
+    id: PetId,
+    name: &Name,
+    category: Option<CategoryId>,
+    status: PetStatus,
+    description: Option<&Description>,
+) -> Result<Pet> {
+    categories::ensure_exists(c, category).await?;
+    let sql = "UPDATE pets SET name = $2, name_folded = $3, category_id = $4, status = $5,
+                               description = $6, updated_at = $7
+               WHERE id = $1
+               RETURNING id, name, category_id, status, description, created_at, updated_at";
+    let row = c
+        .query_opt(
+            &c.prepare_cached(sql).await.map_err(pg)?,
+            &[
+                &id.get(),
+                &name.as_str(),
+                &name.folded(),
+                &category.map(CategoryId::get),
+                &status.as_str(),
+                &description.map(|d| d.as_str()),
+                &Timestamp::now().to_string(),
+            ],
+        )
+        .await
+        .map_err(|e| on_missing_category(e, category))?;
+    match row {
+        Some(row) => from_row(&row, 0),
+        None => Err(Error::not_found(PetId::WHAT, id.get())),
+    }
+}
+
+/// A category deleted by another replica between the check and the write.
+fn on_missing_category(e: tokio_postgres::Error, category: Option<CategoryId>) -> Error {
+    match category {
+        Some(id) if violates(&e, &SqlState::FOREIGN_KEY_VIOLATION, "pets_category_id_fkey") => {
+            categories::no_such_category(id)
+        }
+        _ => pg(e),
+    }
+}
+
+pub(super) async fn delete(c: &impl GenericClient, id: PetId) -> Result<()> {
+    // Locked, so that no order for it is placed between the count and the delete.
+    get_for_update(c, id).await?;
+    let sql = "SELECT count(*) FROM orders WHERE pet_id = $1";
+    let orders: i64 =
+        col(&c.query_one(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?, 0)?;
+    if orders > 0 {
+        return Err(Error::conflict(
+            ErrorCode::PetHasOrders,
+            format!("pet {id} has {orders} order(s) and cannot be deleted; mark it sold instead"),
+        ));
+    }
+    let sql = "DELETE FROM pets WHERE id = $1";
+    c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?;
+    Ok(())
+}
