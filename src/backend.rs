@@ -72,8 +72,9 @@ pub trait Database: Petstore {
     /// Gives the key named `name` a new secret; the old one stops working at once.
     async fn rotate_key(&self, name: &str) -> Result<IssuedKey>;
 
-    /// Every committed change, whichever process committed it (on PostgreSQL, whichever
-    /// replica), for whoever shows the data.
+    /// Committed changes, for whoever shows the data. On PostgreSQL every replica hears of
+    /// every commit (LISTEN/NOTIFY); on SQLite, of this process's commits (the desktop app
+    /// is the one process that writes there).
     fn subscribe(&self) -> broadcast::Receiver<Change>;
 
     /// Adds `pets` realistic demo pets (and their categories), calling `progress` with the

@@ -7,11 +7,17 @@
 //! `make crash-test` builds the app and runs them under Xvfb (3 rounds;
 //! `PETSTORE_CRASH_APP_ROUNDS` for more). `make soak` runs many more of both.
 //!
+//! `postgres.rs` runs the rounds on PostgreSQL: a replica killed, and PostgreSQL itself
+//! stopped with `pg_ctl -m immediate` (5 rounds each; `PETSTORE_CRASH_PG_ROUNDS` for more).
+//!
 //! SIGKILL keeps the kernel's page cache; `powercut/` runs the same rounds through a power
 //! cut that loses what was not synced (10 rounds of each of its three kinds;
 //! `PETSTORE_POWERCUT_ROUNDS` for more).
 
 mod harness;
+#[path = "../support/pg_server.rs"]
+mod pg_server;
+mod postgres;
 mod powercut;
 
 use std::fs::File;

@@ -4,18 +4,23 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use petstore::Store;
 use petstore::api::{FailureLimit, KeyRing};
 use petstore::server::{Application, DEFAULT_LISTEN, ServerConfig, shutdown_signal};
-use petstore::{Store, api_key, store};
 
-/// The Petstore REST API over a SQLite database, without the desktop app.
+use crate::database::Db;
+
+/// The Petstore REST API over a SQLite file or a PostgreSQL database, without the desktop app.
 #[derive(Debug, Parser)]
 #[command(name = "petstore-server", version, about)]
 pub struct Args {
-    /// The database file (created if missing). Default: petstore.db in the platform's data
-    /// directory.
-    #[arg(long, global = true, env = "PETSTORE_DB")]
-    db: Option<PathBuf>,
+    /// The database: a SQLite file (created if missing; default: petstore.db in the
+    /// platform's data directory), or a PostgreSQL URL,
+    /// postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME[?sslmode=disable|prefer|require|verify-ca|verify-full]
+    /// (the password may come from PGPASSWORD instead).
+    // Parsed after clap, and its value never shown in --help: it may carry a password.
+    #[arg(long, global = true, env = "PETSTORE_DB", hide_env_values = true)]
+    db: Option<String>,
 
     /// Log as human-readable text or as JSON lines for machines.
     #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
@@ -94,62 +99,41 @@ pub fn init_logging(format: LogFormat) {
 }
 
 pub async fn run(args: Args) -> Result<(), String> {
-    let db = database_path(args.db)?;
+    let db = Db::parse(args.db)?;
     match args.command.unwrap_or(Command::Serve(ServeArgs::default())) {
         Command::Serve(serve_args) => serve(&db, serve_args).await,
         Command::Key => {
-            println!("{}", key_for(&db)?.0);
+            println!("{}", db.operator_key()?.0);
             Ok(())
         }
         Command::Keys(command) => crate::keys::run(&db, command).await,
         Command::Seed { pets } => seed(&db, pets).await,
-        Command::Backup { to } => backup(&db, &to).await,
-        Command::Restore(args) => crate::restore::run(&db, args).await,
+        Command::Backup { to } => {
+            backup(db.sqlite_only("backup", "pg_dump -Fc --dbname=URL --file=FILE")?, &to).await
+        }
+        Command::Restore(args) => {
+            crate::restore::run(db.sqlite_only("restore", "pg_restore --clean --dbname=URL FILE")?, args)
+                .await
+        }
     }
 }
 
-/// `--db`, or the platform data directory (created on first use, private: 0700).
-fn database_path(given: Option<PathBuf>) -> Result<PathBuf, String> {
-    if let Some(path) = given {
-        return Ok(path);
-    }
-    let dir =
-        dirs::data_dir().ok_or("this system has no data directory; pass --db PATH")?.join("petstore-server");
-    petstore::private::create_dir(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    Ok(dir.join("petstore.db"))
-}
-
-/// The key the server accepts and where it comes from: `PETSTORE_API_KEY`, else the key
-/// file beside the database.
-fn key_for(db: &Path) -> Result<(String, String), String> {
-    if let Ok(key) = std::env::var("PETSTORE_API_KEY") {
-        let key = api_key::from_operator(&key).map_err(|e| format!("PETSTORE_API_KEY: {e}"))?;
-        return Ok((key.to_owned(), "the PETSTORE_API_KEY environment variable".into()));
-    }
-    let file = api_key::key_file_for(db);
-    let key = api_key::load_or_create(&file).map_err(|e| e.to_string())?;
-    Ok((key, format!("the key file {}", file.display())))
-}
-
-fn open(db: &Path) -> Result<Store, String> {
-    Store::open(db).map_err(|e| e.to_string())
-}
-
-async fn serve(db: &Path, args: ServeArgs) -> Result<(), String> {
-    let store = open(db)?;
-    let (key, source) = key_for(db)?;
+async fn serve(db: &Db, args: ServeArgs) -> Result<(), String> {
+    // The key first: a missing one is a mistake to hear of before connecting anywhere.
+    let (key, source) = db.operator_key()?;
+    let store = db.open().await?;
     let mut config = ServerConfig::new(args.listen, KeyRing::from_secrets([key.as_str()]));
     config.allowed_hosts = args.allowed_hosts;
     config.failed_auth.max_failures = args.max_auth_failures;
-    let app = Application::bind(std::sync::Arc::new(store), config).await.map_err(|e| e.to_string())?;
-    tracing::info!(database = %db.display(), "API key is in {source}");
-    println!("Petstore API on http://{} (database {}, key in {source})", app.local_addr(), db.display());
+    let app = Application::bind(store, config).await.map_err(|e| e.to_string())?;
+    tracing::info!(database = %db, "API key is in {source}");
+    println!("Petstore API on http://{} (database {db}, key in {source})", app.local_addr());
     app.run_until(shutdown_signal()).await;
     Ok(())
 }
 
-async fn seed(db: &Path, pets: u64) -> Result<(), String> {
-    let store = open(db)?;
+async fn seed(db: &Db, pets: u64) -> Result<(), String> {
+    let store = db.open().await?;
     let bar = ProgressBar::new(pets).with_style(
         ProgressStyle::with_template("{msg} [{bar:40}] {human_pos}/{human_len} pets ({per_sec}, {eta} left)")
             .expect("a valid template")
@@ -159,15 +143,14 @@ async fn seed(db: &Path, pets: u64) -> Result<(), String> {
     let started = Instant::now();
     let progress = bar.clone();
     let report = store
-        .with_writer(move |conn| store::seed::seed(conn, pets, |done| progress.set_position(done)))
+        .seed(pets, Box::new(move |done| progress.set_position(done)))
         .await
         .map_err(|e| e.to_string())?;
     bar.finish_and_clear();
     println!(
-        "Added {} pets in {} categories to {} in {:.1} s",
+        "Added {} pets in {} categories to {db} in {:.1} s",
         report.pets,
         report.categories,
-        db.display(),
         started.elapsed().as_secs_f64()
     );
     Ok(())
@@ -177,7 +160,7 @@ async fn backup(db: &Path, to: &Path) -> Result<(), String> {
     if !db.exists() {
         return Err(format!("the database {} does not exist", db.display()));
     }
-    let store = open(db)?;
+    let store = Store::open(db).map_err(|e| e.to_string())?;
     store.backup(to).await.map_err(|e| e.to_string())?;
     println!("Backed up {} to {}", db.display(), to.display());
     Ok(())

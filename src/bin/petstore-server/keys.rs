@@ -2,12 +2,11 @@
 //! (a till, a label printer, a script). Changes take effect at once, also for a server
 //! running in another process.
 
-use std::path::Path;
-
 use clap::Subcommand;
-use petstore::Store;
+use petstore::api_key::{IssuedKey, KeyInfo, Scope};
 use petstore::domain::Name;
-use petstore::store::{IssuedKey, KeyInfo, Scope};
+
+use crate::database::Db;
 
 #[derive(Debug, Subcommand)]
 pub enum KeysCommand {
@@ -34,11 +33,11 @@ pub enum KeysCommand {
     },
 }
 
-pub async fn run(db: &Path, command: KeysCommand) -> Result<(), String> {
+pub async fn run(db: &Db, command: KeysCommand) -> Result<(), String> {
     if !matches!(command, KeysCommand::Create { .. }) && !db.exists() {
-        return Err(format!("the database {} does not exist", db.display()));
+        return Err(format!("the database {db} does not exist"));
     }
-    let store = Store::open(db).map_err(|e| e.to_string())?;
+    let store = db.open().await?;
     match command {
         KeysCommand::Create { name, scope } => {
             let issued = store.create_key(name, scope).await.map_err(|e| e.to_string())?;

@@ -2,6 +2,7 @@
 //! command line, set up logging, run one command, and turn failures into one clear line.
 
 mod cli;
+mod database;
 mod keys;
 mod restore;
 
