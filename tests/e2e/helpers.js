@@ -522,7 +522,11 @@ export async function localApiKey(app) {
 // ---------------------------------------------------------------------------------------
 // The headless server
 
-/** Starts petstore-server on a free port with a fresh database and a random key. */
+/**
+ * Starts petstore-server on a free port with a fresh database and a random key: a SQLite
+ * file, or the PostgreSQL database E2E_SERVER_DB names (run.sh's second run of remote mode;
+ * one test uses it).
+ */
 export async function startServer(label) {
   if (!fs.existsSync(SERVER_BIN)) throw new Error(`server binary missing: ${SERVER_BIN} (cargo build --bin petstore-server)`);
   const dir = tempDir('petstore-e2e-server-');
@@ -531,7 +535,7 @@ export async function startServer(label) {
   const proc = new Proc(
     'petstore-server',
     SERVER_BIN,
-    ['serve', '--db', path.join(dir, 'petstore.db'), '--listen', `127.0.0.1:${port}`],
+    ['serve', '--db', process.env.E2E_SERVER_DB || path.join(dir, 'petstore.db'), '--listen', `127.0.0.1:${port}`],
     { env: { PETSTORE_API_KEY: key }, logFile: logName(`${label}-server`) },
   );
   const server = {
