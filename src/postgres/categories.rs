@@ -66,6 +66,15 @@ pub(super) fn no_such_category(id: CategoryId) -> Error {
 }
 
 pub(super) async fn create(c: &impl GenericClient, new: &NewCategory) -> Result<Category> {
+    // Looked for first: a refused INSERT would still take an id from the sequence, and the
+    // next category's id would then differ from SQLite's (AUTOINCREMENT gives back an id
+    // whose insert failed). The unique index still decides between two replicas at once.
+    let sql = "SELECT 1 FROM categories WHERE name_folded = $1";
+    let taken =
+        c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&new.name.folded()]).await.map_err(pg)?;
+    if taken.is_some() {
+        return Err(duplicate_name(new));
+    }
     let sql = "INSERT INTO categories (name, name_folded, description, created_at) VALUES ($1, $2, $3, $4)
                RETURNING id";
     let row = c
@@ -125,10 +134,14 @@ pub(super) async fn delete(c: &impl GenericClient, id: CategoryId) -> Result<()>
 /// ignoring case"; its violation becomes the precise conflict.
 fn on_duplicate_name(e: tokio_postgres::Error, new: &NewCategory) -> Error {
     if violates(&e, &SqlState::UNIQUE_VIOLATION, "categories_name_folded_key") {
-        return Error::conflict(
-            ErrorCode::DuplicateName,
-            format!("a category named {:?} already exists", new.name.as_str()),
-        );
+        return duplicate_name(new);
     }
     pg(e)
+}
+
+fn duplicate_name(new: &NewCategory) -> Error {
+    Error::conflict(
+        ErrorCode::DuplicateName,
+        format!("a category named {:?} already exists", new.name.as_str()),
+    )
 }
