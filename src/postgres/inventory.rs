@@ -39,7 +39,11 @@ pub(super) async fn list(
     }
     let mut w = Filter::default();
     let mut counted = String::new();
-    if !filter.statuses.is_empty() {
+    if let [status] = filter.statuses[..] {
+        // `=`, not `= ANY`, as in pets.rs.
+        w.and("status = $?", status.as_str());
+        counted = format!("WHERE status = ${}", w.params.len());
+    } else if !filter.statuses.is_empty() {
         let statuses: Vec<String> = filter.statuses.iter().map(|s| s.as_str().to_owned()).collect();
         w.and("status = ANY($?)", statuses);
         counted = format!("WHERE status = ANY(${})", w.params.len());
