@@ -5,7 +5,8 @@
 //!
 //! - [`database()`]: a fresh, empty database (`t_<n>`) on the test process's one shared
 //!   server, started on first use; dropped (`DROP DATABASE ... WITH (FORCE)`) when the
-//!   returned [`TestDatabase`] is.
+//!   returned [`TestDatabase`] is. [`database_like`] copies a template instead, made once
+//!   with [`Server::template`] (a migrated schema, say: a copy costs less than migrating).
 //! - [`Server::start`]: a server of the test's own, e.g. for the crash tests, which stop it
 //!   with [`Server::crash`] (`pg_ctl -m immediate`, as a killed postmaster) and start it
 //!   again with [`Server::restart`]; stopped and removed when dropped.
@@ -127,6 +128,11 @@ pub fn database() -> TestDatabase {
     server().database()
 }
 
+/// A fresh copy of `template` on the shared server (see [`Server::template`]).
+pub fn database_like(template: &str) -> TestDatabase {
+    server().database_like(template)
+}
+
 extern "C" fn stop_shared() {
     if let Some(Ok(server)) = SHARED.get() {
         server.remove();
@@ -185,10 +191,34 @@ impl Server {
 
     /// A fresh, empty database on this server, dropped with the guard.
     pub fn database(&self) -> TestDatabase {
+        self.database_like("template1")
+    }
+
+    /// A fresh database on this server, a copy of `template` (a database nobody is
+    /// connected to, e.g. one made once with a schema in it; see [`Server::template`]),
+    /// dropped with the guard.
+    pub fn database_like(&self, template: &str) -> TestDatabase {
         let name = format!("t_{}", NEXT_DATABASE.fetch_add(1, Ordering::Relaxed));
         let admin = self.admin();
-        admin.sql(&format!("CREATE DATABASE {name}")).unwrap_or_else(|e| panic!("{e}\n{}", self.log()));
+        admin
+            .sql(&format!("CREATE DATABASE {name} TEMPLATE {template}"))
+            .unwrap_or_else(|e| panic!("{e}\n{}", self.log()));
         TestDatabase { url: self.url(&name), name, admin }
+    }
+
+    /// Makes the database `name` (dropping any of that name first) and calls `fill` with its
+    /// URL to put something in it, e.g. a schema; then closes it to connections, so that
+    /// [`Server::database_like`] can copy it, which is much faster than filling each copy.
+    pub fn template(&self, name: &str, fill: impl FnOnce(&str)) {
+        self.sql(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        self.sql(&format!("CREATE DATABASE {name}"));
+        fill(&self.url(name));
+        // A copy needs its template to have no sessions: none can start, and any left over
+        // from `fill` are ended (CREATE DATABASE waits for them to go).
+        self.sql(&format!("ALTER DATABASE {name} WITH ALLOW_CONNECTIONS false"));
+        self.sql(&format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{name}'"
+        ));
     }
 
     /// Runs `sql` as the superuser in the `postgres` database; panics if it fails.
