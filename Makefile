@@ -32,9 +32,10 @@ serve: server
 	@echo "The API key is in $(DB).key (print it with: target/release/petstore-server key --db $(DB))"
 	target/release/petstore-server serve --db "$(DB)" --listen "$(LISTEN)"
 
-## test: every suite: lints, Rust unit/integration/command tests, UI tests, the OpenAPI
-## validator, the API reference page in Chromium, the end-to-end tests of the real app
-## under Xvfb, and the .deb it ships (built in release mode, unpacked and started)
+## test: every suite: lints, Rust unit/integration/command tests (tests/api on SQLite and
+## again on PostgreSQL), UI tests, the OpenAPI validator, schemathesis (on both engines),
+## the API reference page in Chromium, the end-to-end tests of the real app under Xvfb,
+## and the .deb it ships (built in release mode, unpacked and started)
 test: deps ui lint workflows-lint test-rust keyring-test test-ui openapi-lint schemathesis docs-test crash-test e2e \
 	bundle-test
 
@@ -57,6 +58,32 @@ lint: ui
 test-rust: ui
 	$(CARGO) test --workspace --locked
 	$(CARGO) test -p petstore-desktop --features ts --test bindings --locked
+	$(MAKE) --no-print-directory test-api-postgres
+
+## test-api-postgres: the tests/api suite again with PETSTORE_TEST_ENGINE=postgres: every
+## server it starts serves a PgStore and the contract suite runs on one, each test on a
+## fresh database of a throwaway PostgreSQL (tests/support/pg_server.rs; `make deps`
+## installs the postgresql package); `test-rust` runs it after the SQLite run.
+##
+## SQLITE_ONLY_TESTS are the tests about SQLite itself, skipped here because they use a
+## SQLite database whatever the engine (TestDb::sqlite, spawn_sqlite_app), so this run
+## would only repeat them; this is the one list of them:
+##   backup::          online backups and restores of the SQLite file, the stale -wal trap
+##   busy_database::   another connection holding SQLite's write lock past busy_timeout
+##   request_timeouts:: a write queued behind SQLite's one writer, held by that lock
+##   migrations::      SQLite's migrations, user_version, WAL mode and page size
+##   upgrade::         the SQLite files earlier schema versions made (tests/fixtures)
+##   cli::             petstore-server on a SQLite file (its key file, backup, seed)
+##   keys::only_a_hash / keys::cli_keys: the SQLite file's every value, the CLI on a file
+##   idle_connections:: the server binary on a SQLite file; about its open files, not the
+##                      engine
+##   paging::a_bulk_seed: the SQLite seed's drop and rebuild of indexes and triggers
+SQLITE_ONLY_TESTS := backup:: busy_database:: request_timeouts:: migrations:: upgrade:: cli:: \
+	keys::only_a_hash_of_each_secret_is_stored keys::cli_keys_work_at_once \
+	idle_connections:: paging::a_bulk_seed_keeps_the_counts
+.PHONY: test-api-postgres
+test-api-postgres: ui
+	PETSTORE_TEST_ENGINE=postgres $(CARGO) test --locked --test api -- $(addprefix --skip ,$(SQLITE_ONLY_TESTS))
 
 test-ui: $(UI_DEPS)
 	cd ui && npm test
@@ -86,11 +113,13 @@ keyring-test: ui
 
 ## schemathesis: the real petstore-server (debug build, seeded, on a free loopback port)
 ## against its own /openapi.json: every check, the examples, coverage, fuzzing and stateful
-## phases, 200 examples per operation (SCHEMATHESIS_MAX_EXAMPLES, SCHEMATHESIS_SEED)
+## phases, 200 examples per operation (SCHEMATHESIS_MAX_EXAMPLES, SCHEMATHESIS_SEED); once
+## on a SQLite file and once on a throwaway PostgreSQL the script starts and removes
 .PHONY: schemathesis
 schemathesis:
 	$(CARGO) build --locked --bin petstore-server
-	tests/schemathesis/run.sh
+	tests/schemathesis/run.sh sqlite
+	tests/schemathesis/run.sh postgres
 
 ## crash-test: petstore-server and the desktop app killed with SIGKILL mid-load, round after
 ## round, and the server's power cut under a disk that loses what was not synced (tests/crash/);
