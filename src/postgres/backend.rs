@@ -78,13 +78,20 @@ impl Petstore for PgStore {
         read!(self, |c| orders::list(&c, &filter, page))
     }
     async fn place_order(&self, new: NewOrder) -> Result<Order> {
-        let client = self.client().await?;
-        // One statement in autocommit for most orders; the general path otherwise.
-        if let Some(order) = orders::place_fast(&client, &new).await? {
-            return Ok(order);
-        }
-        drop(client);
-        write!(self, Change::Orders, |tx| orders::place(&tx, &new))
+        let mut client = self.client().await?;
+        // One statement in autocommit for most orders; the general path otherwise. Either
+        // is announced after its commit (see `changes.rs` for why not inside it).
+        let order = match orders::place_fast(&client, &new).await? {
+            Some(order) => order,
+            None => {
+                let tx = client.transaction().await.map_err(pg)?;
+                let order = orders::place(&tx, &new).await?;
+                tx.commit().await.map_err(pg)?;
+                order
+            }
+        };
+        self.inner.notifier.announce(Change::Orders);
+        Ok(order)
     }
     async fn get_order(&self, id: OrderId) -> Result<Order> {
         read!(self, |c| orders::get(&c, id))

@@ -13,7 +13,7 @@ use deadpool_postgres::GenericClient;
 
 use super::orders;
 use super::types::col;
-use super::{PgStore, changes, pg};
+use super::{PgStore, pg};
 use crate::backend::Change;
 use crate::domain::{NewOrder, Order, Timestamp};
 use crate::error::{Error, Result};
@@ -41,6 +41,9 @@ impl PgStore {
                 Claim::Gone => continue,
             };
             tx.commit().await.map_err(pg)?;
+            if !placed.replayed && placed.outcome.is_ok() {
+                self.inner.notifier.announce(Change::Orders);
+            }
             return Ok(placed);
         }
         Err(Error::internal("an idempotency record kept disappearing"))
@@ -145,13 +148,7 @@ async fn place(
 async fn attempt(c: &impl GenericClient, new: &NewOrder) -> Result<Result<Order>> {
     let placed = match orders::place_fast(c, new).await? {
         Some(order) => Ok(order),
-        None => {
-            let placed = orders::place(c, new).await;
-            if placed.is_ok() {
-                changes::notify(c, Change::Orders).await?;
-            }
-            placed
-        }
+        None => orders::place(c, new).await,
     };
     match placed {
         Err(e) if !idempotency::is_kept(&e) => Err(e),

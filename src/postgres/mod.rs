@@ -84,12 +84,15 @@ struct Inner {
     pool: Pool,
     target: PgTarget,
     changes: broadcast::Sender<Change>,
+    notifier: changes::Notifier,
     listener: tokio::task::JoinHandle<()>,
+    notifying: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
         self.listener.abort();
+        self.notifying.abort();
     }
 }
 
@@ -103,7 +106,10 @@ impl PgStore {
         drop(client);
         let (changes, _) = broadcast::channel(256);
         let listener = changes::listen(target.clone(), changes.clone()).await?;
-        Ok(PgStore { inner: Arc::new(Inner { pool, target: target.clone(), changes, listener }) })
+        let (notifier, notifying) = changes::Notifier::start(pool.clone());
+        Ok(PgStore {
+            inner: Arc::new(Inner { pool, target: target.clone(), changes, notifier, listener, notifying }),
+        })
     }
 
     /// Where this store keeps its data (the URL without its password).

@@ -4,7 +4,7 @@
 //! status rules keep the pet `available` (`next_status(Available, Taken, stock > 0, _)`,
 //! held by a unit test), and the whole order is ONE statement in autocommit ([`place_fast`]):
 //! a conditional `UPDATE` that takes the stock only if the pet is available and keeps some,
-//! the `INSERT` of the order from what it returned, and the notification. The row lock of
+//! and the `INSERT` of the order from what it returned. The row lock of
 //! that `UPDATE` is what keeps two replicas from selling the same stock: the second waits
 //! for the first to commit, and its condition is then checked against the new stock. When
 //! the statement changes nothing (no such pet, not available, not enough stock, or the last
@@ -87,7 +87,7 @@ fn dates(new: &NewOrder) -> (Timestamp, Option<Timestamp>) {
     (now, ship_date)
 }
 
-/// The order placed in one statement, announced when it commits, if the pet is available
+/// The order placed in one statement, if the pet is available
 /// and keeps stock after it; `None`, with nothing changed, in every other case.
 pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result<Option<Order>> {
     let sql = "WITH taken AS (
@@ -98,7 +98,7 @@ pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result
                    INSERT INTO orders (pet_id, quantity, ship_date, complete, created_at)
                    SELECT id, $2, $4, $5, $3 FROM taken
                    RETURNING id)
-               SELECT id, pg_notify('petstore_changes', 'orders')::text FROM placed";
+               SELECT id FROM placed";
     let (now, ship_date) = dates(new);
     let quantity = new.quantity.get();
     let row = c
