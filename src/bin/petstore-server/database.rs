@@ -12,14 +12,17 @@ use petstore::{Store, api_key};
 
 pub enum Db {
     Sqlite(PathBuf),
-    Postgres(PgTarget),
+    /// Boxed: a parsed connection config is large, and a `Db` is moved around whole.
+    Postgres(Box<PgTarget>),
 }
 
 impl Db {
     /// `--db` as given, or the SQLite file in the platform's data directory.
     pub fn parse(given: Option<String>) -> Result<Self, String> {
         match given {
-            Some(url) if PgTarget::is_url(&url) => PgTarget::parse(&url).map(Db::Postgres),
+            Some(url) if PgTarget::is_url(&url) => {
+                PgTarget::parse(&url).map(|target| Db::Postgres(Box::new(target)))
+            }
             Some(path) => Ok(Db::Sqlite(PathBuf::from(path))),
             None => default_path().map(Db::Sqlite),
         }
