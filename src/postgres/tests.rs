@@ -1,17 +1,14 @@
 //! The PostgreSQL store against a throwaway PostgreSQL server of its own: `initdb` into a
-//! temporary folder, started on a free loopback port, stopped when the tests end. Each test
-//! gets a database of its own. Without PostgreSQL's binaries (`initdb`, `pg_ctl`) on this
-//! machine the tests say so and pass.
+//! temporary folder, started on a free loopback port, stopped when the tests end (the shared
+//! harness of tests/support/pg_server.rs). Each test gets a database of its own.
 //!
 //! What they check: the same answers as the SQLite store for the same calls (values,
 //! codes and messages), no oversell and one order per idempotency key with two replicas at
 //! once, migrations applied once by replicas starting together and a newer schema refused
 //! untouched, and the news of a commit reaching another replica.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, OnceLock};
 
 use super::*;
 use crate::api::parse_body;
@@ -22,105 +19,19 @@ use crate::error::ErrorCode;
 use crate::idempotency::IdempotencyKey;
 use crate::store::Store;
 
-/// A PostgreSQL server for this test process.
-struct Server {
-    _dir: tempfile::TempDir,
-    data: PathBuf,
-    port: u16,
-    bin: PathBuf,
-}
+// The shared throwaway server of every test suite (tests/support/pg_server.rs): one per test
+// process, stopped and removed at exit even after a failure or a SIGKILL.
+#[path = "../../tests/support/pg_server.rs"]
+mod pg_server;
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ =
-            as_owner(&self.bin.join("pg_ctl"), &["-D", path(&self.data), "-m", "immediate", "stop"]).output();
-    }
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().expect("a UTF-8 temporary path")
-}
-
-fn is_root() -> bool {
-    Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.starts_with(b"0\n"))
-}
-
-/// `program args`, as the `postgres` user when run as root (initdb refuses root).
-fn as_owner(program: &Path, args: &[&str]) -> Command {
-    if is_root() {
-        let mut command = Command::new("runuser");
-        command.args(["-u", "postgres", "--"]).arg(program).args(args);
-        command
-    } else {
-        let mut command = Command::new(program);
-        command.args(args);
-        command
-    }
-}
-
-fn binaries() -> Option<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .ok()?
-        .filter_map(|e| Some(e.ok()?.path().join("bin")))
-        .filter(|bin| bin.join("initdb").exists())
-        .collect();
-    found.sort();
-    found.pop()
-}
-
-fn start() -> Option<Server> {
-    let bin = binaries()?;
-    let dir = tempfile::Builder::new().prefix("petstore-pg-").tempdir_in("/tmp").ok()?;
-    let data = dir.path().join("data");
-    if is_root() {
-        assert!(Command::new("chown").args(["postgres", path(dir.path())]).status().unwrap().success());
-    }
-    let init =
-        as_owner(&bin.join("initdb"), &["-D", path(&data), "-A", "trust", "-U", "petstore", "--no-sync"])
-            .output()
-            .unwrap();
-    assert!(init.status.success(), "initdb: {}", String::from_utf8_lossy(&init.stderr));
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let options = format!(
-        "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200",
-        path(&data)
-    );
-    let log = data.join("log");
-    let started =
-        as_owner(&bin.join("pg_ctl"), &["-D", path(&data), "-o", &options, "-l", path(&log), "-w", "start"])
-            .output()
-            .unwrap();
-    assert!(started.status.success(), "pg_ctl: {}", String::from_utf8_lossy(&started.stderr));
-    Some(Server { _dir: dir, data, port, bin })
-}
-
-static SERVER: OnceLock<Option<Server>> = OnceLock::new();
-static DATABASES: AtomicU32 = AtomicU32::new(0);
-
-/// A new, empty database on the test server, or `None` without PostgreSQL here.
+/// A new, empty database on the test server (the harness panics, saying how to install
+/// PostgreSQL, when it is missing). `Option` for the callers' `let Some(..) else`.
 async fn database() -> Option<PgTarget> {
-    let Some(server) = SERVER.get_or_init(start) else {
-        eprintln!("no PostgreSQL binaries under /usr/lib/postgresql: skipped");
-        return None;
-    };
-    let name = format!("t{}", DATABASES.fetch_add(1, Ordering::Relaxed));
-    let admin = PgTarget::parse_with_password(
-        &format!("postgres://petstore@127.0.0.1:{}/postgres?sslmode=disable", server.port),
-        None,
-    )
-    .unwrap();
-    let (client, connection) = admin.connect().await.unwrap();
-    let driver = tokio::spawn(connection);
-    client.batch_execute(&format!("CREATE DATABASE {name}")).await.unwrap();
-    drop(client);
-    let _ = driver.await;
-    Some(
-        PgTarget::parse_with_password(
-            &format!("postgres://petstore@127.0.0.1:{}/{name}?sslmode=disable", server.port),
-            None,
-        )
-        .unwrap(),
-    )
+    let db = pg_server::database();
+    let target = PgTarget::parse_with_password(&format!("{}?sslmode=disable", db.url), None).unwrap();
+    // The database goes with the server at exit; dropping the guard now would drop it.
+    std::mem::forget(db);
+    Some(target)
 }
 
 fn body<T: serde::de::DeserializeOwned>(json: &str) -> T {
