@@ -253,3 +253,25 @@ pub enum KeyMatch {
     },
     Unknown,
 }
+
+/// The refusal of a second key named `name`: names stay taken after revocation, so that a
+/// listing never shows two keys of one name.
+pub fn duplicate_name(name: &str, revoked: bool) -> crate::Error {
+    let hint = if revoked { " (revoked; names are not reused)" } else { "" };
+    crate::Error::conflict(
+        crate::ErrorCode::DuplicateName,
+        format!("an API key named {name:?} already exists{hint}"),
+    )
+}
+
+/// The refusal of a change to `key`, which was revoked.
+pub fn revoked(key: &KeyInfo) -> crate::Error {
+    crate::Error::new(
+        crate::ErrorCode::Gone,
+        format!(
+            "the API key {:?} was revoked at {}; create a new key instead",
+            key.name,
+            key.revoked_at.map(|t| t.to_string()).unwrap_or_default()
+        ),
+    )
+}

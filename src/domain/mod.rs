@@ -22,7 +22,7 @@ pub use inventory::{
 pub use order::{NewOrder, Order, OrderFilter, OrderPatch, Quantity};
 pub use page::{Page, Paged};
 pub use pet::{NewPet, Pet, PetFilter, PetPatch, PetSort, PetStatus};
-pub use text::{Description, Name, Reason};
+pub use text::{Description, Name, Reason, like_contains};
 pub use time::Timestamp;
 
 /// The validated newtypes are a plain number or string on the wire, and so in TypeScript.

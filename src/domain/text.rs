@@ -103,6 +103,21 @@ pub fn fold(text: &str) -> String {
         .to_lowercase()
 }
 
+/// `%text%` for a `LIKE ... ESCAPE '\'` search, with `%`, `_` and `\` escaped so that user
+/// text matches itself; the same pattern for both engines.
+pub fn like_contains(text: &str) -> String {
+    let mut pattern = String::with_capacity(text.len() + 2);
+    pattern.push('%');
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

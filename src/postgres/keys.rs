@@ -33,7 +33,7 @@ impl PgStore {
         // Looked for first, so that a name taken does not use up an id (see categories.rs);
         // the unique index still decides between two replicas at once.
         if let Ok(key) = get(&c, name.as_str()).await {
-            return Err(duplicate_name(name.as_str(), !key.is_active()));
+            return Err(api_key::duplicate_name(name.as_str(), !key.is_active()));
         }
         let sql = "INSERT INTO api_keys (name, scope, hash, prefix, created_at) VALUES ($1, $2, $3, $4, $5)";
         let inserted = c
@@ -52,7 +52,7 @@ impl PgStore {
             // In autocommit, so the failed insert leaves the connection free to say why.
             if violates(&e, &SqlState::UNIQUE_VIOLATION, "api_keys_name_key") {
                 let revoked = get(&c, name.as_str()).await.is_ok_and(|key| !key.is_active());
-                return Err(duplicate_name(name.as_str(), revoked));
+                return Err(api_key::duplicate_name(name.as_str(), revoked));
             }
             return Err(pg(e));
         }
@@ -137,23 +137,10 @@ async fn get(c: &impl GenericClient, name: &str) -> Result<KeyInfo> {
         .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("there is no API key named {name:?}")))
 }
 
-/// The one key per name, refused.
-fn duplicate_name(name: &str, revoked: bool) -> Error {
-    let hint = if revoked { " (revoked; names are not reused)" } else { "" };
-    Error::conflict(ErrorCode::DuplicateName, format!("an API key named {name:?} already exists{hint}"))
-}
-
 /// Why an update that targets the active key named `name` changed nothing.
 async fn why_not_active(c: &impl GenericClient, name: &str) -> Error {
     match get(c, name).await {
-        Ok(key) => Error::new(
-            ErrorCode::Gone,
-            format!(
-                "the API key {:?} was revoked at {}; create a new key instead",
-                key.name,
-                key.revoked_at.map(|t| t.to_string()).unwrap_or_default()
-            ),
-        ),
+        Ok(key) => api_key::revoked(&key),
         Err(e) => e,
     }
 }

@@ -8,6 +8,7 @@ use super::categories;
 use super::paging::{self, Filter, List, limit_offset};
 use super::types::col;
 use super::{pg, violates};
+use crate::domain::like_contains;
 use crate::domain::{
     CategoryId, Description, Name, NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, PetStatus,
     Timestamp,
@@ -82,17 +83,13 @@ pub(super) async fn list(c: &impl GenericClient, filter: &PetFilter, page: Page)
         where_sql = w.sql(),
         limit = limit_offset(&mut w, page),
     );
-    let outer = match filter.sort {
-        PetSort::Id => "p.id",
-        PetSort::IdDesc => "p.id DESC",
-        PetSort::Name => "p.name_folded, p.id",
-        PetSort::NameDesc => "p.name_folded DESC, p.id DESC",
-    };
+    // The same order, on the page's alias.
+    let outer = order.split(", ").map(|key| format!("p.{key}")).collect::<Vec<_>>().join(", ");
     let list = List {
         columns: "p.id, p.name, p.category_id, p.status, p.description, p.created_at, p.updated_at",
         total,
         page: page_sql,
-        order: outer,
+        order: &outer,
     };
     paging::page(c, list, &w, |r| from_row(r, 1)).await
 }
@@ -109,20 +106,6 @@ async fn short_page(c: &impl GenericClient, w: &Filter, order: &str, page: Page)
         .map(|r| from_row(r, 0))
         .collect::<Result<_>>()?;
     Ok(Paged { items, total })
-}
-
-/// `%text%` for `LIKE`, with `%`, `_` and `\` escaped so that they match themselves.
-pub(super) fn like_contains(text: &str) -> String {
-    let mut pattern = String::with_capacity(text.len() + 2);
-    pattern.push('%');
-    for c in text.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
 }
 
 /// One indexed statement, by primary key.

@@ -73,17 +73,3 @@ pub(super) struct Source<'a> {
     pub from: &'a str,
     pub key: &'a str,
 }
-
-/// Escapes `%`, `_` and `\` so user text in a `LIKE ... ESCAPE '\'` matches literally.
-pub(super) fn like_contains(text: &str) -> String {
-    let mut pattern = String::with_capacity(text.len() + 2);
-    pattern.push('%');
-    for c in text.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
-        }
-        pattern.push(c);
-    }
-    pattern.push('%');
-    pattern
-}

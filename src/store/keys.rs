@@ -135,14 +135,7 @@ fn find(conn: &Connection, hash: &[u8; 32]) -> Result<KeyMatch> {
 /// Why an update that targets the active key named `name` changed nothing.
 fn why_not_active(conn: &Connection, name: &str) -> Error {
     match get(conn, name) {
-        Ok(key) => Error::new(
-            ErrorCode::Gone,
-            format!(
-                "the API key {:?} was revoked at {}; create a new key instead",
-                key.name,
-                key.revoked_at.map(|t| t.to_string()).unwrap_or_default()
-            ),
-        ),
+        Ok(key) => api_key::revoked(&key),
         Err(e) => e,
     }
 }
@@ -153,7 +146,5 @@ fn on_duplicate_name(e: rusqlite::Error, conn: &Connection, name: &str) -> Error
     if e.sqlite_error_code() != Some(rusqlite::ErrorCode::ConstraintViolation) {
         return Error::from(e);
     }
-    let revoked = get(conn, name).is_ok_and(|key| !key.is_active());
-    let hint = if revoked { " (revoked; names are not reused)" } else { "" };
-    Error::conflict(ErrorCode::DuplicateName, format!("an API key named {name:?} already exists{hint}"))
+    api_key::duplicate_name(name, get(conn, name).is_ok_and(|key| !key.is_active()))
 }

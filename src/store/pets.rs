@@ -3,8 +3,9 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::categories;
 use super::counts;
-use super::filter::{Filter, Source, like_contains};
+use super::filter::{Filter, Source};
 use super::paging::{self, Bookmarks, KeptList};
+use crate::domain::like_contains;
 use crate::domain::{Name, NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 

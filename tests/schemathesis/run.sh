@@ -56,67 +56,25 @@ fi
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/petstore-schemathesis.XXXXXX")"
 SERVER_PID=""
-PG_DIR=""
 cleanup() {
   if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
     kill -TERM "$SERVER_PID" 2>/dev/null || true
     wait "$SERVER_PID" 2>/dev/null || true
   fi
-  if [ -n "$PG_DIR" ]; then
-    if [ -f "$PG_DIR/data/postmaster.pid" ]; then
-      (cd "$PG_DIR" && as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate -w stop >/dev/null 2>&1) || true
-    fi
-    cp "$PG_DIR/postgres.log" "$OUT/postgres.log" 2>/dev/null || true
-    rm -rf "$PG_DIR"
-  fi
+  PG_LOG_COPY="$OUT/postgres.log" stop_postgres
   rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$OUT"
 
-# initdb refuses root: as root, PostgreSQL's programs run as its `postgres` user.
-as_postgres() {
-  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
-}
-
-# A throwaway PostgreSQL: its own folder (data, log, socket), trust authentication on
-# loopback only, durability off (nothing here survives the run). Sets DB to its URL.
-start_postgres() {
-  PG_BIN="${PETSTORE_PG_BIN:-}"
-  if [ -z "$PG_BIN" ]; then
-    for dir in /usr/lib/postgresql/*/bin; do # Debian's layout; the last is the newest
-      [ -x "$dir/initdb" ] && PG_BIN="$dir"
-    done
-  fi
-  [ -x "$PG_BIN/initdb" ] || PG_BIN="$(dirname "$(command -v initdb 2>/dev/null || echo /nonexistent/initdb)")"
-  [ -x "$PG_BIN/initdb" ] || fail "PostgreSQL is missing: install the postgresql package: make deps"
-  PG_DIR="$(mktemp -d "${TMPDIR:-/tmp}/petstore-schemathesis-pg.XXXXXX")"
-  [ "$(id -u)" -ne 0 ] || chown postgres: "$PG_DIR"
-  (cd "$PG_DIR" && as_postgres "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U petstore -E UTF8 \
-    --locale=C.UTF-8 --no-sync --no-instructions >"$WORK/initdb.log" 2>&1) ||
-    fail "initdb failed: $(cat "$WORK/initdb.log")"
-  printf "%s\n" "listen_addresses = '127.0.0.1'" "unix_socket_directories = '$PG_DIR'" \
-    "fsync = off" "synchronous_commit = off" "full_page_writes = off" >>"$PG_DIR/data/postgresql.conf"
-  local port started=""
-  for _ in 1 2 3 4 5; do
-    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-    if (cd "$PG_DIR" && as_postgres "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/postgres.log" -w -t 60 \
-      -o "-p $port" start >/dev/null 2>&1); then
-      started=yes
-      break
-    fi
-    grep -q "could not bind" "$PG_DIR/postgres.log" 2>/dev/null || break
-  done
-  [ -n "$started" ] || fail "PostgreSQL did not start: $(cat "$PG_DIR/postgres.log" 2>/dev/null)"
-  "$PG_BIN/psql" -X -q -h "$PG_DIR" -p "$port" -U petstore -d postgres -c "CREATE DATABASE petstore" ||
-    fail "CREATE DATABASE failed"
-  DB="postgres://petstore@127.0.0.1:$port/petstore"
-}
+# shellcheck source=../support/throwaway-postgres.sh
+. "$ROOT/tests/support/throwaway-postgres.sh"
 
 # A shop with something in it, so GETs by id and the stateful links find real resources.
 if [ "$ENGINE" = postgres ]; then
-  start_postgres
+  start_postgres petstore-schemathesis || fail "no throwaway PostgreSQL (above)"
+  DB="$PG_URL"
 else
   DB="$WORK/petstore.db"
 fi
