@@ -5,6 +5,12 @@
 //! [`crate::KEY`], as `petstore-server serve` does. Its standard input is the parent's
 //! remote control: `cut` cuts the power now, `sync N` at the Nth sync from then on; when
 //! the parent goes away (end of input) the process kills itself.
+//!
+//! It is also the other process of the third kind of round: run with [`KEY_NAME_VAR`], it
+//! does what `petstore-server keys create --scope read` does (`Store::open`, then
+//! `create_key`) through the VFS installed as a witness, which logs its syncs for the cut
+//! (the real binary's syncs could not be seen, and a sync of another process makes this
+//! process's writes durable too).
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -12,6 +18,8 @@ use std::time::Duration;
 
 use petstore::Store;
 use petstore::api::KeyRing;
+use petstore::api_key::Scope;
+use petstore::domain::Name;
 use petstore::server::{Application, ServerConfig};
 use rusqlite::Connection;
 
@@ -23,6 +31,10 @@ pub const DB_VAR: &str = "PETSTORE_POWERCUT_CHILD_DB";
 pub const REPORT_VAR: &str = "PETSTORE_POWERCUT_CHILD_REPORT";
 /// The seed of the cut's random choices.
 pub const SEED_VAR: &str = "PETSTORE_POWERCUT_CHILD_SEED";
+/// The other process's log of syncs (see the VFS's device model).
+pub const SYNCS_VAR: &str = "PETSTORE_POWERCUT_SYNCS";
+/// The name of the key to create: set only in the other process.
+pub const KEY_NAME_VAR: &str = "PETSTORE_POWERCUT_KEY_NAME";
 /// Set to run a big transaction that spills into the WAL and rolls back, over and over.
 pub const SPILLS_VAR: &str = "PETSTORE_POWERCUT_CHILD_SPILLS";
 /// What the child prints when it listens, followed by its address (the test harness may
@@ -30,6 +42,8 @@ pub const SPILLS_VAR: &str = "PETSTORE_POWERCUT_CHILD_SPILLS";
 pub const READY: &str = "power-cut child listening on ";
 /// This function's name for the test harness (`--exact`).
 pub const TEST_NAME: &str = "powercut::child::power_cut_child_process";
+/// The other process's entry point, for the test harness (`--exact`).
+pub const KEY_MAKER_NAME: &str = "powercut::child::power_cut_key_maker_process";
 
 /// Not a test: the entry point of the child process of the power-cut rounds (see the
 /// module's docs). Run by hand it does nothing.
@@ -39,8 +53,9 @@ fn power_cut_child_process() {
     let Some(db) = std::env::var_os(DB_VAR).map(PathBuf::from) else { return };
     let report = PathBuf::from(std::env::var_os(REPORT_VAR).expect("the report path"));
     let seed = std::env::var(SEED_VAR).ok().and_then(|s| s.parse().ok()).expect("the seed");
+    let syncs = PathBuf::from(std::env::var_os(SYNCS_VAR).expect("the log of syncs"));
     // Before any connection: Store::open then goes through it.
-    vfs::install(seed, report);
+    vfs::install(seed, report, &syncs);
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_writer(std::io::stderr)
@@ -108,5 +123,23 @@ fn spill_and_roll_back(db: PathBuf) {
             // Room for the store's writer to commit between two of them.
             std::thread::sleep(Duration::from_millis(rng.u64(..20)));
         }
+    });
+}
+
+/// Not a test: the entry point of the other process of the power-cut rounds, which makes
+/// one API key as `petstore-server keys create --name NAME --scope read` does, and exits 0
+/// once it is committed. Run by hand it does nothing.
+#[test]
+#[ignore = "the other process of the power-cut rounds; they start it themselves"]
+fn power_cut_key_maker_process() {
+    let Some(name) = std::env::var_os(KEY_NAME_VAR) else { return };
+    let db = PathBuf::from(std::env::var_os(DB_VAR).expect("the database"));
+    let syncs = PathBuf::from(std::env::var_os(SYNCS_VAR).expect("the log of syncs"));
+    vfs::install_witness(&syncs);
+    let name = Name::parse(name.to_str().expect("a UTF-8 name")).expect("a valid name");
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let store = Store::open(&db).expect("the store opens");
+        store.create_key(name, Scope::Read).await.expect("the key is created");
     });
 }

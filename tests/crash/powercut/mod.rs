@@ -17,9 +17,13 @@
 //! - the orders alone;
 //! - beside a second connection in the child that keeps spilling a big transaction into
 //!   the WAL and rolling it back;
-//! - that, and a second process writing the same database: the real `petstore-server`
-//!   binary creating API keys in a loop (`keys create`); every key whose creation exited 0
-//!   must be there after the cut.
+//! - that, and a second process writing the same database: API keys created in a loop,
+//!   one process each, as `petstore-server keys create` makes them (`Store::open`, then
+//!   `create_key`; `child.rs`), with the VFS as a witness that logs each sync it starts;
+//!   every key whose creation exited 0 must be there after the cut (`keys list` of the
+//!   real binary). Its syncs matter: one of them makes durable what this process wrote
+//!   before it began, such as pages a checkpoint here copied but did not sync, which the
+//!   other process's checkpoint then finished and synced.
 //!
 //! `PETSTORE_POWERCUT_ROUNDS` sets the rounds of each kind (`make soak`), and
 //! `PETSTORE_CRASH_SEED` repeats a run's random choices.
@@ -76,8 +80,8 @@ fn run(kind: Kind) {
     let figures = harness::run(&mut target, &settings);
     let cuts = &target.cuts;
     println!(
-        "power cut ({kind:?}): {} rounds in {:.1} s, {} cuts ({} at a sync, {} asked for); {} writes unsynced at the \
-         cut touching {} sectors: {} kept, {} back as at the last sync, {} partly written, {} torn, {} garbled, \
+        "power cut ({kind:?}): {} rounds in {:.1} s, {} cuts ({} at a sync, {} asked for); {} writes synced by the \
+         other process's syncs; {} writes unsynced at the cut touching {} sectors: {} kept, {} back as at the last sync, {} partly written, {} torn, {} garbled, \
          {} written by another process meanwhile (left); {} files cut short; {} bytes changed; {} keys created by \
          another process, all found",
         figures.rounds,
@@ -85,6 +89,7 @@ fn run(kind: Kind) {
         target.count,
         cuts.at_sync,
         target.count - cuts.at_sync as usize,
+        cuts.synced_by_other,
         cuts.unsynced_writes,
         cuts.sectors,
         cuts.kept,
@@ -151,6 +156,11 @@ impl PowerCut {
         self.dir.path().join("cut.report")
     }
 
+    /// The other process's syncs, logged for the cut.
+    fn syncs(&self) -> PathBuf {
+        self.dir.path().join("syncs.log")
+    }
+
     fn log_tail(&self) -> String {
         let log = std::fs::read_to_string(self.log()).unwrap_or_default();
         let tail: Vec<&str> = log.lines().rev().take(40).collect();
@@ -184,6 +194,7 @@ impl Target for PowerCut {
             .args(["--ignored", "--exact", child::TEST_NAME, "--nocapture", "--test-threads=1"])
             .env(child::DB_VAR, self.database())
             .env(child::REPORT_VAR, self.report())
+            .env(child::SYNCS_VAR, self.syncs())
             .env(child::SEED_VAR, self.rng.u64(..).to_string())
             .env("RUST_LOG", "warn")
             // The log's tail is shown when the child fails: the message, not a backtrace.
@@ -222,6 +233,7 @@ impl Target for PowerCut {
         if self.kind.keys {
             self.keys = Some(KeyMaker::start(
                 self.database(),
+                self.syncs(),
                 self.dir.path().join("keys.log"),
                 self.next_key.clone(),
             ));
@@ -311,7 +323,7 @@ impl Drop for PowerCut {
     }
 }
 
-/// The real `petstore-server` creating API keys, one process after another, until stopped.
+/// API keys created one process after another (`child.rs`'s key maker), until stopped.
 struct KeyMaker {
     stop: Arc<AtomicBool>,
     /// Answers the names of the keys whose creation exited 0.
@@ -319,14 +331,14 @@ struct KeyMaker {
 }
 
 impl KeyMaker {
-    fn start(db: PathBuf, log: PathBuf, next: Arc<AtomicUsize>) -> Self {
+    fn start(db: PathBuf, syncs: PathBuf, log: PathBuf, next: Arc<AtomicUsize>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let stopped = stop.clone();
         let thread = std::thread::spawn(move || {
             let mut created = Vec::new();
             while !stopped.load(Ordering::SeqCst) {
                 let name = format!("powercut-{}", next.fetch_add(1, Ordering::SeqCst));
-                if create_key(&db, &log, &name, &stopped) {
+                if create_key(&db, &syncs, &log, &name, &stopped) {
                     created.push(name);
                 }
             }
@@ -337,13 +349,15 @@ impl KeyMaker {
 }
 
 /// One `keys create`; true if it exited 0 before `stop` was set (then it is killed).
-fn create_key(db: &Path, log: &Path, name: &str, stop: &AtomicBool) -> bool {
+fn create_key(db: &Path, syncs: &Path, log: &Path, name: &str, stop: &AtomicBool) -> bool {
     let log = File::options().create(true).append(true).open(log).unwrap();
-    let mut child = Command::new(crate::SERVER)
-        .arg("--db")
-        .arg(db)
-        .args(["keys", "create", "--name", name, "--scope", "read"])
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", child::KEY_MAKER_NAME, "--test-threads=1"])
+        .env(child::DB_VAR, db)
+        .env(child::SYNCS_VAR, syncs)
+        .env(child::KEY_NAME_VAR, name)
         .env("RUST_LOG", "warn")
+        .env("RUST_BACKTRACE", "0")
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()

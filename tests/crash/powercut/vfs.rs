@@ -11,9 +11,15 @@
 //!
 //! # The device model
 //!
-//! - What a file held at its last sync (by any handle in this process: an fsync makes the
-//!   whole file durable, whichever descriptor asked) is durable. So is everything another
-//!   process wrote: it does not go through this VFS, and its writes are not modelled.
+//! - What a file held at its last sync is durable, whoever synced it: an fsync makes the
+//!   whole file durable, whichever descriptor or process asked. Syncs in this process are
+//!   seen here; the other process of the rounds (`keys create`) installs this VFS as a
+//!   *witness* ([`install_witness`]), which does its I/O unchanged but appends a line to a
+//!   shared log before each sync it starts, so the cut knows which of this process's
+//!   writes another process's sync may have made durable (every write made before that
+//!   sync began: its checkpoint syncs pages this process copied into the database file,
+//!   and its commit syncs the WAL), and the length the file had then. Everything the
+//!   other process wrote is durable too: its writes are not modelled.
 //! - Each write since the last sync may or may not have reached the disk, per 4096-byte
 //!   aligned sector and independently of every other sector (the disk and the page cache
 //!   write back in any order): a sector holds its content after all of the writes to it
@@ -38,6 +44,7 @@
 //! [`install`] registers it as the process's default VFS before any connection opens, so
 //! `petstore::Store::open` goes through it with no hook in the production code (a VFS
 //! layered on the default would sit on top of this one).
+//! The other process calls [`install_witness`] instead, with the same log of syncs.
 //! [`cut`] cuts the power now; [`cut_at_sync`] arms a cut at the Nth sync from then on,
 //! just before that sync takes effect. Every I/O method holds a process-wide gate shared
 //! while it runs; the cut takes it exclusively and never gives it back, so no I/O is half
@@ -48,6 +55,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::{CStr, OsStr, c_char, c_int, c_void};
 use std::fs::OpenOptions;
+use std::io::Write as _;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -76,13 +84,20 @@ unsafe impl Sync for Unix {}
 
 static UNIX: OnceLock<Unix> = OnceLock::new();
 
-struct Settings {
-    seed: u64,
-    /// Where the cut writes what it did, for the parent to read after the process died.
-    report: PathBuf,
+/// What this process is: the one whose power is cut, or the other one beside it.
+enum Role {
+    Cut {
+        seed: u64,
+        /// Where the cut writes what it did, for the parent to read after the process died.
+        report: PathBuf,
+        /// The other process's log of syncs, open to read (its length marks each write).
+        syncs: std::fs::File,
+    },
+    /// Appends `<file's length> <path>` to the log of syncs before each sync it starts.
+    Witness { syncs: std::fs::File },
 }
 
-static SETTINGS: OnceLock<Settings> = OnceLock::new();
+static ROLE: OnceLock<Role> = OnceLock::new();
 
 /// Held shared by every I/O method while it runs, exclusively by the cut.
 static GATE: RwLock<()> = RwLock::new(());
@@ -94,9 +109,24 @@ static FILES: LazyLock<Mutex<HashMap<PathBuf, Arc<Mutex<Record>>>>> = LazyLock::
 /// Syncs left before the armed cut; 0 when none is armed.
 static SYNCS_LEFT: AtomicU64 = AtomicU64::new(0);
 
-/// Registers the VFS as the process's default. Call it once, before any connection opens.
-pub fn install(seed: u64, report: PathBuf) {
-    assert!(SETTINGS.set(Settings { seed, report }).is_ok(), "the power-cut VFS is installed once");
+/// Registers the VFS as the process's default, in the process whose power the rounds cut;
+/// `syncs` is the log the other process's witness appends to. Call it once, before any
+/// connection opens.
+pub fn install(seed: u64, report: PathBuf, syncs: &Path) {
+    let syncs =
+        OpenOptions::new().create(true).append(true).read(true).open(syncs).expect("the log of syncs");
+    register(Role::Cut { seed, report, syncs });
+}
+
+/// Registers the VFS as the process's default in the other process writing the database:
+/// its I/O is done as it asks, and each sync is logged in `syncs` before it starts.
+pub fn install_witness(syncs: &Path) {
+    let syncs = OpenOptions::new().create(true).append(true).open(syncs).expect("the log of syncs");
+    register(Role::Witness { syncs });
+}
+
+fn register(role: Role) {
+    assert!(ROLE.set(role).is_ok(), "the power-cut VFS is installed once");
     // SAFETY: sqlite3_vfs_find takes a NUL-terminated name (or NULL) and initializes SQLite
     // itself if needed; it answers a registered VFS or NULL.
     let unix = unsafe { ffi::sqlite3_vfs_find(c"unix".as_ptr()) };
@@ -135,6 +165,9 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// (zeros past the end of the file).
 struct Write {
     seq: u64,
+    /// The length of the other process's log of syncs just after this write: a sync it
+    /// logged at this offset or later began after this write, and made it durable.
+    mark: u64,
     offset: u64,
     old: Vec<u8>,
     new: Vec<u8>,
@@ -147,6 +180,7 @@ impl Write {
 }
 
 struct Record {
+    path: PathBuf,
     /// The file's size at its last sync (or when this process first opened it).
     synced_size: u64,
     /// In the order they were made.
@@ -155,8 +189,8 @@ struct Record {
 }
 
 impl Record {
-    fn wrote(&mut self, offset: u64, old: Vec<u8>, new: Vec<u8>) {
-        self.writes.push(Write { seq: self.next_seq, offset, old, new });
+    fn wrote(&mut self, mark: u64, offset: u64, old: Vec<u8>, new: Vec<u8>) {
+        self.writes.push(Write { seq: self.next_seq, mark, offset, old, new });
         self.next_seq += 1;
     }
 
@@ -238,11 +272,12 @@ unsafe extern "C" fn open(
         }
         let path = PathBuf::from(OsStr::from_bytes(CStr::from_ptr(name).to_bytes()));
         let record = lock(&FILES)
-            .entry(path)
+            .entry(path.clone())
             .or_insert_with(|| {
                 // What is there when this process first opens it is durable: it was there
                 // before (a cut before this process's start is over).
                 Arc::new(Mutex::new(Record {
+                    path,
                     synced_size: size_of_real(real),
                     writes: Vec::new(),
                     next_seq: 0,
@@ -340,6 +375,11 @@ unsafe extern "C" fn write(
     let (Ok(len), Ok(at)) = (usize::try_from(amount), u64::try_from(offset)) else {
         return ffi::SQLITE_IOERR_WRITE;
     };
+    let Some(Role::Cut { syncs, .. }) = ROLE.get() else {
+        // The witness writes as asked: only its syncs matter to the cut.
+        // SAFETY: `file` is ours and open; the arguments are SQLite's, passed on.
+        return unsafe { wrapped!(file, xWrite, ffi::SQLITE_IOERR_WRITE, data, amount, offset) };
+    };
     let _gate = gate();
     // SAFETY: `file` is ours and open; `data` holds `amount` bytes (SQLite's contract).
     unsafe {
@@ -359,7 +399,9 @@ unsafe extern "C" fn write(
         let rc = real_write(ours.real, data, amount, offset);
         // Even a failed write may have written some of it: remember it all (the cut leaves
         // alone a sector whose bytes are not what this process wrote).
-        record.wrote(at, old, std::slice::from_raw_parts(data.cast::<u8>(), len).to_vec());
+        // After the write: a sync the other process logs from now on began after it.
+        let mark = syncs.metadata().map_or(u64::MAX, |m| m.len());
+        record.wrote(mark, at, old, std::slice::from_raw_parts(data.cast::<u8>(), len).to_vec());
         rc
     }
 }
@@ -373,6 +415,15 @@ unsafe extern "C" fn sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
     // SAFETY: `file` is ours and open.
     unsafe {
         let (ours, methods) = parts(file);
+        if let Some(Role::Witness { syncs }) = ROLE.get() {
+            let path = lock(&ours.record).path.clone();
+            let line = format!("{} {}\n", size_of_real(ours.real), path.display());
+            // One append, before the sync begins: the cut sees every sync that may have
+            // happened before it (one that fails to be logged fails as a sync).
+            if (&*syncs).write_all(line.as_bytes()).is_err() {
+                return ffi::SQLITE_IOERR_FSYNC;
+            }
+        }
         let (upto, size) = {
             let record = lock(&ours.record);
             (record.next_seq, size_of_real(ours.real))
@@ -542,6 +593,8 @@ pub struct Report {
     pub at_sync: u64,
     /// Writes not yet synced when the power went.
     pub unsynced_writes: u64,
+    /// Writes this process had not synced that a sync of the other process had.
+    pub synced_by_other: u64,
     /// Sectors those writes touched (within the files' sizes).
     pub sectors: u64,
     /// Sectors that kept every write (it all reached the disk).
@@ -563,10 +616,11 @@ pub struct Report {
 }
 
 impl Report {
-    fn fields(&mut self) -> [(&'static str, &mut u64); 11] {
+    fn fields(&mut self) -> [(&'static str, &mut u64); 12] {
         [
             ("at_sync", &mut self.at_sync),
             ("unsynced_writes", &mut self.unsynced_writes),
+            ("synced_by_other", &mut self.synced_by_other),
             ("sectors", &mut self.sectors),
             ("kept", &mut self.kept),
             ("dropped", &mut self.dropped),
@@ -607,20 +661,23 @@ impl Report {
 pub fn cut(cause: Cause) -> ! {
     // Never given back: every other thread's next I/O waits here until the process dies.
     std::mem::forget(GATE.write().unwrap_or_else(PoisonError::into_inner));
-    let settings = SETTINGS.get().expect("installed");
-    let mut rng = fastrand::Rng::with_seed(settings.seed);
+    let Some(Role::Cut { seed, report: report_path, syncs }) = ROLE.get() else {
+        panic!("the power is cut only in the process installed to have it cut")
+    };
+    let mut rng = fastrand::Rng::with_seed(*seed);
     let mut report = Report { at_sync: u64::from(cause == Cause::Sync), ..Report::default() };
+    let others = OtherSyncs::read(syncs);
     {
         let files = lock(&FILES);
         let mut paths: Vec<&PathBuf> = files.keys().collect();
         // The same seed makes the same choices for the same writes.
         paths.sort();
         for path in paths {
-            cut_file(path, &lock(&files[path]), &mut rng, &mut report);
+            cut_file(path, &lock(&files[path]), others.of(path), &mut rng, &mut report);
         }
     }
     // The parent reads it once the process is gone; the page cache keeps it meanwhile.
-    let _ = std::fs::write(&settings.report, report.to_line());
+    let _ = std::fs::write(report_path, report.to_line());
     die()
 }
 
@@ -656,19 +713,78 @@ fn read_at(file: &std::fs::File, offset: u64, len: usize) -> Vec<u8> {
     buffer
 }
 
+/// The syncs the other process logged, by file: where each line starts in the log, and
+/// the file's length when that sync began.
+#[derive(Debug, Default)]
+struct OtherSyncs(HashMap<PathBuf, OtherSync>);
+
+/// The other process's syncs of one file, as far as the cut needs them.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct OtherSync {
+    /// Where its latest sync's line starts in the log: writes marked at or before it are
+    /// durable.
+    latest: u64,
+    /// The greatest length the file had when one of them began: durable (but never more
+    /// than the file's length now).
+    length: u64,
+}
+
+impl OtherSyncs {
+    fn read(log: &std::fs::File) -> Self {
+        let len = log.metadata().map_or(0, |m| m.len());
+        Self::parse(&read_at(log, 0, usize::try_from(len).unwrap_or(0)))
+    }
+
+    /// Lines of `<length> <path>`; a last line without its newline is being written (it is
+    /// counted: that sync may have begun).
+    fn parse(log: &[u8]) -> Self {
+        let mut syncs = Self::default();
+        let mut start = 0u64;
+        for line in log.split_inclusive(|&b| b == b'\n') {
+            let text = line.strip_suffix(b"\n").unwrap_or(line);
+            let text = String::from_utf8_lossy(text);
+            if let Some((length, path)) = text.split_once(' ')
+                && let Ok(length) = length.parse::<u64>()
+            {
+                let sync = syncs.0.entry(PathBuf::from(path)).or_default();
+                sync.latest = start;
+                sync.length = sync.length.max(length);
+            }
+            start += line.len() as u64;
+        }
+        syncs
+    }
+
+    fn of(&self, path: &Path) -> Option<OtherSync> {
+        self.0.get(path).copied()
+    }
+}
+
 /// One file at the power cut.
-fn cut_file(path: &Path, record: &Record, rng: &mut fastrand::Rng, report: &mut Report) {
-    if record.writes.is_empty() {
+fn cut_file(
+    path: &Path,
+    record: &Record,
+    other: Option<OtherSync>,
+    rng: &mut fastrand::Rng,
+    report: &mut Report,
+) {
+    // What the other process's last sync of this file found written is durable: only the
+    // writes made after it began are not.
+    let unsynced: Vec<&Write> =
+        record.writes.iter().filter(|w| other.is_none_or(|o| w.mark > o.latest)).collect();
+    report.synced_by_other += (record.writes.len() - unsynced.len()) as u64;
+    if unsynced.is_empty() {
         return;
     }
     // Written directly, beside SQLite's descriptors: what this leaves in the page cache is
     // what the disk held when the power came back.
     let Ok(file) = OpenOptions::new().read(true).write(true).open(path) else { return };
     let Ok(size) = file.metadata().map(|m| m.len()) else { return };
-    report.unsynced_writes += record.writes.len() as u64;
+    report.unsynced_writes += unsynced.len() as u64;
+    let synced_size = other.map_or(record.synced_size, |o| record.synced_size.max(o.length.min(size)));
 
     let mut sectors: BTreeMap<u64, Vec<&Write>> = BTreeMap::new();
-    for w in &record.writes {
+    for &w in &unsynced {
         for sector in w.offset / SECTOR..w.end().div_ceil(SECTOR) {
             sectors.entry(sector).or_default().push(w);
         }
@@ -736,10 +852,10 @@ fn cut_file(path: &Path, record: &Record, rng: &mut fastrand::Rng, report: &mut 
     }
 
     // A file that grew since its last sync may come back at any length it had since.
-    if size > record.synced_size && rng.bool() {
-        let mut lengths: Vec<u64> = std::iter::once(record.synced_size)
-            .chain(record.writes.iter().map(Write::end))
-            .filter(|&end| end >= record.synced_size && end < size)
+    if size > synced_size && rng.bool() {
+        let mut lengths: Vec<u64> = std::iter::once(synced_size)
+            .chain(unsynced.iter().map(|w| w.end()))
+            .filter(|&end| end >= synced_size && end < size)
             .collect();
         lengths.sort_unstable();
         lengths.dedup();
@@ -781,7 +897,7 @@ mod tests {
     use super::*;
 
     fn write(seq: u64, offset: u64, old: &[u8], new: &[u8]) -> Write {
-        Write { seq, offset, old: old.to_vec(), new: new.to_vec() }
+        Write { seq, mark: 0, offset, old: old.to_vec(), new: new.to_vec() }
     }
 
     #[test]
@@ -797,6 +913,17 @@ mod tests {
     fn a_sector_another_process_wrote_since_is_left_alone() {
         let ours = write(0, 0, b"aa", b"bb");
         assert_eq!(states(b"xbaa", 0, &[&ours]), None);
+    }
+
+    #[test]
+    fn the_other_process_s_syncs_are_read_by_file_latest_and_longest() {
+        let log = b"4096 /d/petstore.db-wal\n8192 /d/petstore.db\n2048 /d/petstore.db-wal\n100 /d/petstore.d";
+        let syncs = OtherSyncs::parse(log);
+        assert_eq!(syncs.of(Path::new("/d/petstore.db-wal")), Some(OtherSync { latest: 44, length: 4096 }));
+        assert_eq!(syncs.of(Path::new("/d/petstore.db")), Some(OtherSync { latest: 24, length: 8192 }));
+        // A line being written counts: that sync may have begun.
+        assert_eq!(syncs.of(Path::new("/d/petstore.d")), Some(OtherSync { latest: 68, length: 100 }));
+        assert_eq!(syncs.of(Path::new("/d/other")), None);
     }
 
     #[test]
