@@ -93,3 +93,13 @@ pub(super) fn limit_offset(filter: &mut Filter, page: Page) -> String {
     let offset = filter.bind(i64::from(page.offset()));
     format!("LIMIT {limit} OFFSET {offset}")
 }
+
+/// [`limit_offset`] as values the planner cannot see (each an uncorrelated subquery, run
+/// once): a plan then cannot depend on them, so every execution of a prepared statement
+/// can share one generic plan. Only for a page read by one index walk in its order, whose
+/// best plan is that walk however far it goes.
+pub(super) fn limit_offset_unplanned(filter: &mut Filter, page: Page) -> String {
+    let limit = filter.bind(i64::from(page.limit()));
+    let offset = filter.bind(i64::from(page.offset()));
+    format!("LIMIT (SELECT {limit}::bigint) OFFSET (SELECT {offset}::bigint)")
+}
