@@ -1002,11 +1002,15 @@ def main() -> int:
     parser.add_argument("--no-bundle", action="store_true", help="leave out the .deb size and the app figures")
     parser.add_argument("--skip-criterion", action="store_true", help="leave out the Criterion benches")
     parser.add_argument("--skip-postgres", action="store_true", help="leave out the PostgreSQL figures")
+    parser.add_argument("--only-pg-page", action="store_true",
+                        help="measure only the PostgreSQL filtered page (and the seed it needs)")
     args = parser.parse_args()
 
     wall = time.monotonic()
     LOGS.mkdir(parents=True, exist_ok=True)
-    build(args.skip_criterion)
+    build(args.skip_criterion or args.only_pg_page)
+    if args.only_pg_page:
+        return postgres.page_only()
     load_before = Path("/proc/loadavg").read_text().split()[:3]
     cpu_before = cpu_times()
     r = Results()
