@@ -95,7 +95,8 @@ pub(super) async fn list(c: &impl GenericClient, filter: &PetFilter, page: Page)
             PetSort::Name | PetSort::NameDesc => true,
             PetSort::Id | PetSort::IdDesc => filter.category_id.is_none() && filter.statuses.is_empty(),
         };
-    let limit = if walked { paging::limit_offset_unplanned(&mut w, page) } else { limit_offset(&mut w, page) };
+    let limit =
+        if walked { paging::limit_offset_unplanned(&mut w, page) } else { limit_offset(&mut w, page) };
     let page_sql = format!(
         "SELECT q.* FROM pets q WHERE q.id = ANY(ARRAY(SELECT id FROM pets {where_sql} ORDER BY {order} {limit}))",
         where_sql = w.sql(),
