@@ -77,6 +77,18 @@ pub trait Database: Petstore {
     /// is the one process that writes there).
     fn subscribe(&self) -> broadcast::Receiver<Change>;
 
+    /// Notices for feed followers: something was committed and, on PostgreSQL, numbered in
+    /// the feed (on SQLite a commit is numbered as it commits: the same as `subscribe`).
+    fn feed_notices(&self) -> broadcast::Receiver<Change>;
+    /// Where the change feed begins (past what was purged) and ends (its last change).
+    async fn feed_bounds(&self) -> Result<FeedBounds>;
+    /// Up to `limit` changes of the feed after `since`, in order; `410 gone` if `since` is
+    /// behind what the feed still keeps or ahead of it (see [`FeedBounds::check`]).
+    async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage>;
+    /// Removes the feed's changes made before `before`, oldest first, and moves its horizon
+    /// past them; answers how many it removed.
+    async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64>;
+
     /// Adds `pets` realistic demo pets (and their categories), calling `progress` with the
     /// number added so far.
     async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport>;

@@ -37,7 +37,7 @@ pub enum ErrorCode {
     Gone,
     PayloadTooLarge,
     UnsupportedMediaType,
-    /// An `Idempotency-Key` sent again, within its 24 hours, with a different request.
+    /// An `Idempotency-Key` sent again, while it is kept (7 days unless configured), with a different request.
     IdempotencyKeyReused,
     /// Too many failed authentications from one client; the response says when to retry.
     RateLimited,
@@ -101,6 +101,10 @@ impl Error {
 
     pub fn invalid_parameter(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::InvalidParameter, message)
+    }
+
+    pub fn gone(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Gone, message)
     }
 
     pub fn not_found(what: &str, id: i64) -> Self {

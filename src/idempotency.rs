@@ -10,14 +10,16 @@ use sha2::{Digest, Sha256};
 use crate::domain::{NewOrder, Order, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
-/// How long a key is remembered. The draft asks servers to publish this; openapi.yaml does.
-pub const KEY_LIFETIME: TimeDelta = TimeDelta::hours(24);
+/// How long a key is remembered unless the server is told otherwise (`--idempotency-window`).
+/// The draft asks servers to publish this; openapi.yaml does. A week: a till that sold
+/// through a long outage replays its queue days later, and each retry must still be known.
+pub const KEY_LIFETIME: TimeDelta = TimeDelta::days(7);
 
 /// Longest key accepted, in characters (printable ASCII, so also in bytes).
 pub const MAX_KEY_LEN: usize = 255;
 
 /// Expired records deleted with each new one. More than the one added, so the table holds
-/// at most about a day of keys however long the server runs, and no timer is needed.
+/// at most about one window of keys however long the server runs, and no timer is needed.
 pub const PURGE_BATCH: i64 = 16;
 
 /// The status kept for a placed order: what `POST /store/orders` answers.
@@ -31,6 +33,8 @@ pub const CREATED: u16 = 201;
 pub struct IdempotencyKey {
     scope: [u8; 32],
     key: String,
+    /// How long the server keeps it.
+    lifetime: TimeDelta,
 }
 
 impl IdempotencyKey {
@@ -47,7 +51,18 @@ impl IdempotencyKey {
             .chain_update(credential.as_bytes())
             .finalize()
             .into();
-        Ok(Self { scope, key: key.to_owned() })
+        Ok(Self { scope, key: key.to_owned(), lifetime: KEY_LIFETIME })
+    }
+
+    /// The key kept for `lifetime` instead of [`KEY_LIFETIME`].
+    pub fn kept_for(self, lifetime: TimeDelta) -> Self {
+        Self { lifetime, ..self }
+    }
+
+    /// The expiry of its record made at `now`, in Unix seconds: an integer compares
+    /// exactly, whatever the text form of a timestamp.
+    pub fn expires_at(&self, now: DateTime<Utc>) -> i64 {
+        (now + self.lifetime).timestamp()
     }
 }
 
@@ -115,12 +130,6 @@ pub fn encode(outcome: &Result<Order>) -> Result<(u16, String)> {
         Err(refusal) => (refusal.status(), serde_json::to_string(refusal)),
     };
     Ok((status, body.map_err(Error::internal)?))
-}
-
-/// The expiry of a record made at `now`, in Unix seconds: an integer compares exactly,
-/// whatever the text form of a timestamp.
-pub fn expires_at(now: DateTime<Utc>) -> i64 {
-    (now + KEY_LIFETIME).timestamp()
 }
 
 /// The answer to a key already recorded: the first outcome if the request is the same

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 
 use crate::api::{self, AppState, FailedAuth, FailureLimit, HostPolicy, KeyRing, Shared};
 use crate::backend::Database;
@@ -29,7 +30,19 @@ pub struct ServerConfig {
     pub request_timeout: Duration,
     /// How many wrong keys a client may send before it is slowed down.
     pub failed_auth: FailureLimit,
+    /// How long the change feed keeps its changes; a client further behind resyncs (410).
+    pub change_retention: Duration,
+    /// How long an `Idempotency-Key` is kept: a retry within it is answered, not placed.
+    pub idempotency_window: Duration,
 }
+
+/// The change feed's retention and the idempotency window unless configured: a week, so a
+/// till that was offline over a long weekend catches up from the feed and replays its
+/// queued sales without placing any twice.
+pub const DEFAULT_WINDOW: Duration = Duration::from_secs(7 * 24 * 60 * 60);
+
+/// How often the server removes the feed's changes older than the retention.
+const PURGE_EVERY: Duration = Duration::from_secs(60 * 60);
 
 impl ServerConfig {
     pub fn new(listen: SocketAddr, keys: KeyRing) -> Self {
@@ -40,6 +53,8 @@ impl ServerConfig {
             clock: Clock::system(),
             request_timeout: Duration::from_secs(30),
             failed_auth: FailureLimit::default(),
+            change_retention: DEFAULT_WINDOW,
+            idempotency_window: DEFAULT_WINDOW,
         }
     }
 }
@@ -50,6 +65,8 @@ pub enum ServeError {
     PortInUse { addr: SocketAddr },
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
+    #[error("{0}")]
+    Config(String),
 }
 
 pub struct Application {
@@ -58,6 +75,10 @@ pub struct Application {
     addr: SocketAddr,
     /// How many connections may be open at once (see `open_files.rs`).
     max_connections: usize,
+    store: Arc<dyn Database>,
+    change_retention: Duration,
+    /// Set at shutdown (see [`Shared::stopping`]).
+    stopping: watch::Sender<bool>,
 }
 
 impl Application {
@@ -76,14 +97,27 @@ impl Application {
         if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
             hosts.push(addr.ip().to_string());
         }
+        let (stopping, stopping_seen) = watch::channel(false);
+        let idempotency_window = chrono::TimeDelta::from_std(config.idempotency_window)
+            .map_err(|_| ServeError::Config("the idempotency window is too long".into()))?;
         let state = AppState::new(Shared {
-            store,
+            store: store.clone(),
             keys: config.keys,
             hosts: Arc::new(HostPolicy::new(addr.port(), &hosts)),
             clock: config.clock,
             failures: Arc::new(FailedAuth::new(config.failed_auth)),
+            stopping: stopping_seen,
+            idempotency_window,
         });
-        Ok(Self { listener, service: api::service(state, config.request_timeout), addr, max_connections })
+        Ok(Self {
+            listener,
+            service: api::service(state, config.request_timeout),
+            addr,
+            max_connections,
+            store,
+            change_retention: config.change_retention,
+            stopping,
+        })
     }
 
     pub fn local_addr(&self) -> SocketAddr {
@@ -94,7 +128,39 @@ impl Application {
     /// cannot fail: a connection that cannot be accepted is retried (see `connections.rs`).
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) {
         tracing::info!(addr = %self.addr, max_connections = self.max_connections, "serving the Petstore API");
+        let purging =
+            tokio::spawn(purge_changes(self.store, self.change_retention, self.stopping.subscribe()));
+        let stopping = self.stopping;
+        let shutdown = async move {
+            shutdown.await;
+            // Event streams end, and with them their connections, which the server then
+            // waits for like any other.
+            stopping.send_replace(true);
+        };
         connections::serve(self.listener, self.service, self.max_connections, shutdown).await;
+        purging.abort();
+    }
+}
+
+/// Removes the feed's changes older than `retention`, at start and then every
+/// [`PURGE_EVERY`], until the server stops. Each replica of a PostgreSQL server does it too:
+/// a purge finds nothing left by another is cheap.
+async fn purge_changes(store: Arc<dyn Database>, retention: Duration, mut stopping: watch::Receiver<bool>) {
+    let mut every = tokio::time::interval(PURGE_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = stopping.wait_for(|stopping| *stopping) => return,
+        }
+        let Ok(retention) = chrono::TimeDelta::from_std(retention) else { return };
+        match store.purge_changes(chrono::Utc::now() - retention).await {
+            Ok(0) => {}
+            Ok(removed) => tracing::info!(removed, "removed changes older than the feed's retention"),
+            Err(error) => {
+                tracing::warn!(%error, "removing old changes of the feed failed; the next hour tries again")
+            }
+        }
     }
 }
 

@@ -26,13 +26,20 @@ impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self(Error::new(code, message))
     }
+
+    fn status(&self) -> StatusCode {
+        StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    /// The contract's Error object, also sent as the data of an event stream's `error`.
+    pub fn body(&self) -> serde_json::Value {
+        json!({ "code": self.0.code, "message": self.0.message, "status": self.status().as_u16() })
+    }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let status = StatusCode::from_u16(self.0.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let body = json!({ "code": self.0.code, "message": self.0.message, "status": status.as_u16() });
-        let mut response = (status, Json(body)).into_response();
+        let mut response = (self.status(), Json(self.body())).into_response();
         match self.0.code {
             ErrorCode::Unauthorized => {
                 response

@@ -313,6 +313,8 @@ mod tests {
             hosts: Arc::new(HostPolicy::new(80, &[])),
             clock: Clock::system(),
             failures: Default::default(),
+            stopping: tokio::sync::watch::channel(false).1,
+            idempotency_window: crate::idempotency::KEY_LIFETIME,
         })
     }
 

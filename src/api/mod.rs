@@ -8,6 +8,7 @@ mod docs;
 mod error;
 mod extract;
 mod failures;
+mod feed;
 mod idempotency;
 mod inventory;
 mod middleware;
@@ -69,7 +70,8 @@ fn protected() -> Routes {
     let routes = pets::routes(Routes::new());
     let routes = categories::routes(routes);
     let routes = orders::routes(routes);
-    inventory::routes(routes)
+    let routes = inventory::routes(routes);
+    feed::routes(routes)
 }
 
 /// Every operation the API serves.

@@ -37,6 +37,7 @@ async fn place(
     let order = match key {
         None => s.store.place_order(new).await?,
         Some(key) => {
+            let key = key.kept_for(s.idempotency_window);
             let placed = s.store.place_order_once(key, new, s.clock.now()).await?;
             if placed.replayed {
                 tracing::info!("replayed the first response to an Idempotency-Key");

@@ -22,6 +22,11 @@ pub struct Shared {
     pub clock: Clock,
     /// Failed authentications per client, shared by every request of the server.
     pub failures: Arc<FailedAuth>,
+    /// True once the server is shutting down: answers that would go on forever (the event
+    /// stream) end, so that their connections can close.
+    pub stopping: tokio::sync::watch::Receiver<bool>,
+    /// How long an `Idempotency-Key` is kept.
+    pub idempotency_window: chrono::TimeDelta,
 }
 
 impl AppState {

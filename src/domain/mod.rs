@@ -4,6 +4,7 @@
 #[macro_use]
 mod bounded;
 mod category;
+mod feed;
 mod ids;
 mod inventory;
 mod order;
@@ -14,6 +15,9 @@ mod text;
 mod time;
 
 pub use category::{Category, NewCategory};
+pub use feed::{
+    Action, Entity, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FeedBounds, FeedChange, FeedPage, feed_limit,
+};
 pub use ids::{AdjustmentId, CategoryId, OrderId, PetId};
 pub use inventory::{
     Delta, InventoryAdjustment, InventoryFilter, InventoryItem, InventoryUpdate, NewInventoryAdjustment,

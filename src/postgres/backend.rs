@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
-use super::{PgStore, categories, changes, inventory, orders, pets, pg, seed};
+use super::{PgStore, categories, changes, feed, inventory, orders, pets, pg, seed};
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Change, Database, Petstore, SeedReport};
 use crate::domain::*;
@@ -155,5 +155,26 @@ impl Database for PgStore {
     async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
         let mut client = self.client().await?;
         seed::seed(&mut client, pets, &*progress).await
+    }
+    fn feed_notices(&self) -> broadcast::Receiver<Change> {
+        PgStore::feed_notices(self)
+    }
+    async fn feed_bounds(&self) -> Result<FeedBounds> {
+        feed::bounds(&self.client().await?).await
+    }
+    async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage> {
+        feed::since(&self.client().await?, since, limit).await
+    }
+    async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64> {
+        let before = Timestamp::from(before);
+        let mut client = self.client().await?;
+        let mut removed = 0;
+        loop {
+            let batch = feed::purge(&mut client, before).await?;
+            removed += batch;
+            if batch < feed::BATCH as u64 {
+                return Ok(removed);
+            }
+        }
     }
 }

@@ -36,7 +36,7 @@ impl PgStore {
         for _ in 0..3 {
             let tx = client.transaction().await.map_err(pg)?;
             let placed = match claim(&tx, &key, &fingerprint, now).await? {
-                Claim::Ours(id) => place(&tx, id, &new, &fingerprint, now).await?,
+                Claim::Ours(id) => place(&tx, id, &new, &fingerprint, now, key.expires_at(now)).await?,
                 Claim::Recorded(first) => idempotency::replay(&key, &first, &fingerprint)?,
                 Claim::Gone => continue,
             };
@@ -77,7 +77,7 @@ async fn claim(
                 &key.key(),
                 &&fingerprint[..],
                 &Timestamp::from(now).to_string(),
-                &idempotency::expires_at(now),
+                &key.expires_at(now),
             ],
         )
         .await
@@ -112,6 +112,7 @@ async fn place(
     new: &NewOrder,
     fingerprint: &[u8; 32],
     now: DateTime<Utc>,
+    expires_at: i64,
 ) -> Result<Placed> {
     let outcome = attempt(c, new).await?;
     let (status, body) = idempotency::encode(&outcome)?;
@@ -120,14 +121,7 @@ async fn place(
                WHERE id = $1";
     c.execute(
         &c.prepare_cached(sql).await.map_err(pg)?,
-        &[
-            &id,
-            &&fingerprint[..],
-            &i32::from(status),
-            &body,
-            &Timestamp::from(now).to_string(),
-            &idempotency::expires_at(now),
-        ],
+        &[&id, &&fingerprint[..], &i32::from(status), &body, &Timestamp::from(now).to_string(), &expires_at],
     )
     .await
     .map_err(pg)?;

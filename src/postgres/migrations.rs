@@ -9,7 +9,10 @@ use deadpool_postgres::Object;
 use super::{PgOpenError, PgTarget};
 
 /// The migrations, in order: the version of each is its place in this list, counted from 1.
-const MIGRATIONS: &[&str] = &[include_str!("../../migrations/postgres/0001_initial.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../migrations/postgres/0001_initial.sql"),
+    include_str!("../../migrations/postgres/0002_change_feed.sql"),
+];
 
 /// The schema version this Petstore makes and understands.
 pub const PG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;

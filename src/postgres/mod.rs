@@ -28,6 +28,7 @@ mod backend;
 mod categories;
 mod changes;
 mod config;
+mod feed;
 mod idempotency;
 mod inventory;
 mod keys;
@@ -87,14 +88,18 @@ struct Inner {
     target: PgTarget,
     changes: broadcast::Sender<Change>,
     notifier: changes::Notifier,
+    /// Commit notices passed on once the change feed is numbered (see `feed.rs`).
+    feed: broadcast::Sender<Change>,
     listener: tokio::task::JoinHandle<()>,
     notifying: tokio::task::JoinHandle<()>,
+    sequencer: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
         self.listener.abort();
         self.notifying.abort();
+        self.sequencer.abort();
     }
 }
 
@@ -109,8 +114,19 @@ impl PgStore {
         let (changes, _) = broadcast::channel(256);
         let listener = changes::listen(target.clone(), changes.clone()).await?;
         let (notifier, notifying) = changes::Notifier::start(pool.clone());
+        let (feed, _) = broadcast::channel(256);
+        let sequencer = feed::start(pool.clone(), changes.subscribe(), feed.clone());
         Ok(PgStore {
-            inner: Arc::new(Inner { pool, target: target.clone(), changes, notifier, listener, notifying }),
+            inner: Arc::new(Inner {
+                pool,
+                target: target.clone(),
+                changes,
+                notifier,
+                feed,
+                listener,
+                notifying,
+                sequencer,
+            }),
         })
     }
 
@@ -122,6 +138,11 @@ impl PgStore {
     /// Committed changes of every replica, for whoever shows the data.
     pub fn subscribe(&self) -> broadcast::Receiver<Change> {
         self.inner.changes.subscribe()
+    }
+
+    /// Commit notices, each sent once the feed has numbered what it may of that commit.
+    pub fn feed_notices(&self) -> broadcast::Receiver<Change> {
+        self.inner.feed.subscribe()
     }
 
     /// A pooled connection.

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
-use super::{Change, Store, categories, inventory, orders, pets, seed};
+use super::{Change, Store, categories, feed, inventory, orders, pets, seed};
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Database, Petstore, SeedReport};
 use crate::domain::*;
@@ -121,5 +121,26 @@ impl Database for Store {
     }
     async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
         self.with_writer(move |conn| seed::seed(conn, pets, progress)).await
+    }
+    fn feed_notices(&self) -> broadcast::Receiver<Change> {
+        Store::subscribe(self)
+    }
+    async fn feed_bounds(&self) -> Result<FeedBounds> {
+        self.read_bounded(feed::bounds).await
+    }
+    async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage> {
+        self.read(move |c| feed::since(c, since, limit)).await
+    }
+    async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64> {
+        let before = Timestamp::from(before);
+        let mut removed = 0;
+        // A batch per group transaction, so orders placed meanwhile wait for one batch only.
+        loop {
+            let batch = self.write_quietly(move |tx| feed::purge(tx, before)).await?;
+            removed += batch;
+            if batch < u64::from(feed::PURGE_BATCH) {
+                return Ok(removed);
+            }
+        }
     }
 }

@@ -105,7 +105,7 @@ fn record(
         status,
         body,
         Timestamp::from(now),
-        idempotency::expires_at(now),
+        key.expires_at(now),
     ])?;
     Ok(())
 }
@@ -142,9 +142,9 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_key_lives_24_hours_then_places_anew_and_old_records_are_purged() {
+    async fn a_key_lives_its_window_then_places_anew_and_old_records_are_purged() {
         let (_dir, store, pet) = shop(10).await;
-        let key = || IdempotencyKey::new("cred", "k1").unwrap();
+        let key = || IdempotencyKey::new("cred", "k1").unwrap().kept_for(TimeDelta::hours(24));
         let new = order(&format!(r#"{{"petId": {pet}}}"#));
 
         let first = store.place_order_once(key(), new.clone(), at(0)).await.unwrap();
@@ -155,7 +155,7 @@ mod tests {
         assert_eq!(count(&store, "SELECT count(*) FROM orders").await, 1);
 
         let later = store.place_order_once(key(), new.clone(), at(24)).await.unwrap();
-        assert!(!later.replayed, "at 24 hours the key is forgotten");
+        assert!(!later.replayed, "at the end of its 24 hours the key is forgotten");
         assert_ne!(later.outcome.unwrap().id, first.outcome.unwrap().id);
         assert_eq!(count(&store, "SELECT count(*) FROM orders").await, 2);
         assert_eq!(count(&store, "SELECT count(*) FROM idempotency_keys").await, 1, "replaced, not added");
@@ -163,17 +163,23 @@ mod tests {
         // Forty keys used at hour 30, then one more a day later: the new record clears a
         // bounded batch of the expired ones, oldest first, and the rest go with later ones.
         for i in 0..40 {
-            let key = IdempotencyKey::new("cred", &format!("old-{i}")).unwrap();
+            let key =
+                IdempotencyKey::new("cred", &format!("old-{i}")).unwrap().kept_for(TimeDelta::hours(24));
             store.place_order_once(key, order(r#"{"petId": 999}"#), at(30)).await.unwrap();
         }
         assert_eq!(count(&store, "SELECT count(*) FROM idempotency_keys").await, 41);
         store
-            .place_order_once(IdempotencyKey::new("cred", "new").unwrap(), new.clone(), at(55))
+            .place_order_once(
+                IdempotencyKey::new("cred", "new").unwrap().kept_for(TimeDelta::hours(24)),
+                new.clone(),
+                at(55),
+            )
             .await
             .unwrap();
         assert_eq!(count(&store, "SELECT count(*) FROM idempotency_keys").await, 41 - PURGE_BATCH + 1);
         for i in 0..3 {
-            let key = IdempotencyKey::new("cred", &format!("newer-{i}")).unwrap();
+            let key =
+                IdempotencyKey::new("cred", &format!("newer-{i}")).unwrap().kept_for(TimeDelta::hours(24));
             store.place_order_once(key, new.clone(), at(55)).await.unwrap();
         }
         assert_eq!(count(&store, "SELECT count(*) FROM idempotency_keys").await, 4, "only the live keys");

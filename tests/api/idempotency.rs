@@ -1,5 +1,6 @@
 //! `Idempotency-Key` on `POST /store/orders`: a retry gets the first response and places
-//! nothing; another body under the same key is 422; keys are per API key and live 24 hours.
+//! nothing; another body under the same key is 422; keys are per API key and live 7 days, or the server's
+//! `--idempotency-window`.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,7 +12,7 @@ use serde_json::{Value, json};
 use tokio::sync::Barrier;
 use tokio::task::JoinSet;
 
-use crate::support::{Engine, KEY, OTHER_KEY, Reply, TestApp, spawn_app, spawn_app_with};
+use crate::support::{Engine, KEY, OTHER_KEY, Reply, TestApp, spawn_app, spawn_app_configured};
 
 /// Sends `body` exactly as written (so tests can spell one order two ways) under `key`.
 async fn order(app: &TestApp, key: Option<&str>, body: &str) -> Reply {
@@ -232,30 +233,46 @@ async fn keys_belong_to_the_api_key_that_sent_them() {
 }
 
 #[tokio::test]
-async fn a_key_is_remembered_for_24_hours_then_it_is_a_new_order() {
+async fn a_key_is_remembered_for_7_days_by_default_then_it_is_a_new_order() {
+    remembered_for(None, TimeDelta::days(7)).await;
+}
+
+#[tokio::test]
+async fn a_key_is_remembered_for_the_window_the_server_is_given() {
+    remembered_for(Some(std::time::Duration::from_secs(3600)), TimeDelta::hours(1)).await;
+}
+
+/// A key sent again just inside `window` is a replay, and at its end a new order.
+async fn remembered_for(configured: Option<std::time::Duration>, window: TimeDelta) {
     let start: DateTime<Utc> = Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap();
     let now = Arc::new(Mutex::new(start));
     let clock = {
         let now = now.clone();
         Clock::from_fn(move || *now.lock().unwrap())
     };
-    let app = spawn_app_with(clock).await;
+    let app = spawn_app_configured(|config| {
+        config.clock = clock;
+        if let Some(window) = configured {
+            config.idempotency_window = window;
+        }
+    })
+    .await;
     let pet = app.pet_with_stock("Rex", 10).await;
     let body = format!(r#"{{"petId": {pet}}}"#);
     let set = |at: DateTime<Utc>| *now.lock().unwrap() = at;
 
     let first = order(&app, Some("daily"), &body).await;
-    set(start + TimeDelta::hours(24) - TimeDelta::seconds(1));
+    set(start + window - TimeDelta::seconds(1));
     assert_eq!(response(&order(&app, Some("daily"), &body).await), response(&first));
     assert_eq!(orders_placed(&app).await, 1);
 
-    set(start + TimeDelta::hours(24));
-    let next_day = order(&app, Some("daily"), &body).await;
-    assert_eq!(next_day.status, 201);
-    assert_ne!(next_day.body["id"], first.body["id"], "an expired key is a new order");
+    set(start + window);
+    let later = order(&app, Some("daily"), &body).await;
+    assert_eq!(later.status, 201);
+    assert_ne!(later.body["id"], first.body["id"], "an expired key is a new order");
     // Expired, the key is free for another order too; and it now stands for the new one.
-    set(start + TimeDelta::hours(30));
-    assert_eq!(response(&order(&app, Some("daily"), &body).await), response(&next_day));
+    set(start + window + TimeDelta::minutes(30));
+    assert_eq!(response(&order(&app, Some("daily"), &body).await), response(&later));
     assert_eq!(orders_placed(&app).await, 2);
 
     let rows = app.db.one_i64("SELECT count(*) FROM idempotency_keys");

@@ -8,6 +8,7 @@ mod authorization_header;
 mod backup;
 mod busy_database;
 mod categories;
+mod changes;
 mod cli;
 mod cli_postgres;
 mod concurrency;

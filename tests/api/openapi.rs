@@ -37,7 +37,7 @@ fn the_document_has_the_contracts_markers() {
     assert_eq!(DOC["info"]["version"], "1.0.0");
     let tags: Vec<&str> =
         DOC["tags"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(tags, ["Pets", "Store"]);
+    assert_eq!(tags, ["Pets", "Store", "Changes"]);
     for schema in [
         "PetStatus",
         "NewPet",

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use petstore::backend::Database;
 use petstore::domain::*;
 use petstore::store::{KeyHolder, KeyMatch, SCHEMA_VERSION};
 use petstore::{Petstore, Store};
@@ -39,6 +40,8 @@ struct Fixture {
     keys: &'static [NamedKey],
     /// Idempotency-Key records of POST /store/orders (schema 3 on): key and first status.
     idempotency: &'static [(&'static str, i64)],
+    /// Rows of the change feed (schema 8 on), numbered 1 to this.
+    changes: i64,
 }
 
 /// A named key of a fixture with the secrets the fixture script printed: throwaway keys
@@ -87,6 +90,7 @@ const SHOP: Fixture = Fixture {
     category: "Café animals",
     keys: &[],
     idempotency: &[("fixture-order-1", 201), ("fixture-order-2", 409)],
+    changes: 0,
 };
 
 /// The keys make-schema.sh makes (schema 2 on), in that order, with the secrets it printed.
@@ -161,6 +165,17 @@ const FIXTURES: &[Fixture] = &[
         ),
         ..SHOP
     },
+    Fixture {
+        version: 8,
+        keys: &named_keys(
+            "psk_702b44c131722df76c0ef919c3ebea3dc633adb695d8126727405afd253cf5e7",
+            "psk_beee0a5ad2026979a3d48e97e7cc907555a9da5e193e5daa399d21dbbbefa918",
+            "psk_b749573d9ca01da0069ad3512e78cb59f952157a86a5fed0be7e173e0803f1aa",
+            "psk_df6b2f1927c4746219f7c15bb62e4bff2158f2fbac5b6a46e67a323ba1feff71",
+        ),
+        changes: 264,
+        ..SHOP
+    },
 ];
 
 fn fixtures_dir() -> PathBuf {
@@ -199,6 +214,7 @@ upgrades!(
     from_schema_5: 5,
     from_schema_6: 6,
     from_schema_7: 7,
+    from_schema_8: 8,
 );
 
 #[test]
@@ -297,6 +313,11 @@ fn check_sound_and_complete(path: &Path, f: &Fixture) {
         .unwrap();
     let expected: Vec<(String, i64)> = f.idempotency.iter().map(|(k, s)| (k.to_string(), *s)).collect();
     assert_eq!(idempotency, expected, "{file}: the Idempotency-Key records");
+    let feed = (
+        one::<i64>(&conn, "SELECT count(*) FROM changes"),
+        one::<i64>(&conn, "SELECT coalesce(max(seq), 0) FROM changes"),
+    );
+    assert_eq!(feed, (f.changes, f.changes), "{file}: the change feed, numbered 1 to {}", f.changes);
 }
 
 /// The named keys are all there, as they were, and each secret still authenticates (or is
@@ -356,5 +377,16 @@ async fn check_usable(store: &Store, path: &Path, f: &Fixture) {
 
     let conn = Connection::open(path).unwrap();
     assert_eq!(fingerprint(&stocked(&conn)), f.stocked_fingerprint, "an order moves no stocked unit");
+    // The feed goes on after the fixture's last change: the order, its stock, completing it.
+    let after = store.changes_since(f.changes as u64, 100).await.unwrap();
+    let what: Vec<(Entity, Action)> = after.changes.iter().map(|c| (c.entity, c.action)).collect();
+    assert_eq!(
+        what,
+        [
+            (Entity::Order, Action::Created),
+            (Entity::Inventory, Action::Updated),
+            (Entity::Order, Action::Updated)
+        ]
+    );
     assert_eq!(one::<String>(&conn, "PRAGMA integrity_check"), "ok");
 }

@@ -1,12 +1,12 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use petstore::Store;
 use petstore::api::{FailureLimit, KeyRing};
-use petstore::server::{Application, DEFAULT_LISTEN, ServerConfig, shutdown_signal};
+use petstore::server::{Application, DEFAULT_LISTEN, DEFAULT_WINDOW, ServerConfig, shutdown_signal};
 
 use crate::database::Db;
 
@@ -76,6 +76,36 @@ struct ServeArgs {
     /// (tests/schemathesis) raise it.
     #[arg(long, env = "PETSTORE_MAX_AUTH_FAILURES", default_value_t = FailureLimit::default().max_failures)]
     max_auth_failures: u32,
+
+    /// How long the change feed (GET /changes, /events) keeps its changes, e.g. 7d, 36h,
+    /// 90m; a client further behind reads everything again. At least 1s.
+    #[arg(long, env = "PETSTORE_CHANGE_RETENTION", default_value = "7d", value_parser = parse_window)]
+    change_retention: Duration,
+
+    /// How long an Idempotency-Key is kept (a retry within it is answered, not placed), e.g.
+    /// 7d; as long as a till may queue sales offline. At least 1s.
+    #[arg(long, env = "PETSTORE_IDEMPOTENCY_WINDOW", default_value = "7d", value_parser = parse_window)]
+    idempotency_window: Duration,
+}
+
+/// A length of time as a number and a unit: `s`, `m`, `h` or `d` (`7d`, `36h`).
+fn parse_window(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let unit_at = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (number, unit) = s.split_at(unit_at);
+    let seconds: u64 = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 60 * 60,
+        "d" => 24 * 60 * 60,
+        _ => return Err(format!("{s:?} is not a length of time like 7d, 36h, 90m or 30s")),
+    };
+    let number: u64 = number.parse().map_err(|_| format!("{s:?} does not start with a whole number"))?;
+    // A hundred years is longer than anyone means; chrono takes no more than some 292,000.
+    match number.checked_mul(seconds) {
+        Some(total @ 1..=3_155_760_000) => Ok(Duration::from_secs(total)),
+        _ => Err(format!("{s:?} must be between 1s and 36525d")),
+    }
 }
 
 impl Default for ServeArgs {
@@ -84,6 +114,8 @@ impl Default for ServeArgs {
             listen: DEFAULT_LISTEN.parse().expect("a valid default"),
             allowed_hosts: Vec::new(),
             max_auth_failures: FailureLimit::default().max_failures,
+            change_retention: DEFAULT_WINDOW,
+            idempotency_window: DEFAULT_WINDOW,
         }
     }
 }
@@ -125,6 +157,8 @@ async fn serve(db: &Db, args: ServeArgs) -> Result<(), String> {
     let mut config = ServerConfig::new(args.listen, KeyRing::from_secrets([key.as_str()]));
     config.allowed_hosts = args.allowed_hosts;
     config.failed_auth.max_failures = args.max_auth_failures;
+    config.change_retention = args.change_retention;
+    config.idempotency_window = args.idempotency_window;
     let app = Application::bind(store, config).await.map_err(|e| e.to_string())?;
     tracing::info!(database = %db, "API key is in {source}");
     println!("Petstore API on http://{} (database {db}, key in {source})", app.local_addr());
@@ -164,4 +198,20 @@ async fn backup(db: &Path, to: &Path) -> Result<(), String> {
     store.backup(to).await.map_err(|e| e.to_string())?;
     println!("Backed up {} to {}", db.display(), to.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_is_a_whole_number_and_a_unit() {
+        assert_eq!(parse_window("7d"), Ok(Duration::from_secs(7 * 86_400)));
+        assert_eq!(parse_window("36h"), Ok(Duration::from_secs(36 * 3_600)));
+        assert_eq!(parse_window("90m"), Ok(Duration::from_secs(5_400)));
+        assert_eq!(parse_window("1s"), Ok(Duration::from_secs(1)));
+        for bad in ["", "7", "d", "0s", "1.5h", "7 days", "-1d", "99999999d"] {
+            assert!(parse_window(bad).is_err(), "{bad:?}");
+        }
+    }
 }

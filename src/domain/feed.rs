@@ -1,0 +1,160 @@
+//! The change feed: what changed in the shop, in commit order, by sequence number
+//! (`GET /changes`, `GET /events`). Each change names the thing and what happened to it,
+//! not its new state: a client reads that from the resource (one `GET /pets?id=` for many
+//! pets), so the feed stays small and never disagrees with the resource.
+
+use serde::{Deserialize, Serialize};
+
+use super::Timestamp;
+use crate::error::{Error, Result};
+
+/// What a change is about.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Entity {
+    /// A pet's own fields (name, category, status, description).
+    Pet,
+    /// A pet's stock.
+    Inventory,
+    Category,
+    Order,
+    /// The whole shop (a bulk load): a client starts over from a full read.
+    Shop,
+}
+
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    Created,
+    Updated,
+    Deleted,
+    /// Of the shop: everything may have changed.
+    Reset,
+}
+
+impl Entity {
+    /// As the feed's tables spell it.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "pet" => Self::Pet,
+            "inventory" => Self::Inventory,
+            "category" => Self::Category,
+            "order" => Self::Order,
+            "shop" => Self::Shop,
+            _ => return None,
+        })
+    }
+}
+
+impl Action {
+    /// As the feed's tables spell it.
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "created" => Self::Created,
+            "updated" => Self::Updated,
+            "deleted" => Self::Deleted,
+            "reset" => Self::Reset,
+            _ => return None,
+        })
+    }
+}
+
+/// One committed change.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedChange {
+    /// Its place in the feed: greater than every change committed before it.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub seq: u64,
+    pub entity: Entity,
+    /// The pet's, category's or order's id; null for the shop.
+    pub id: Option<i64>,
+    pub action: Action,
+    pub at: Timestamp,
+}
+
+/// A run of the feed after a position, and where the next one starts.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FeedPage {
+    pub changes: Vec<FeedChange>,
+    /// The `since` of the next request: the last change's number, or the one asked for
+    /// when there was none.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub next: u64,
+}
+
+/// How many changes one read of the feed gives at most, and by default.
+pub const FEED_MAX_LIMIT: u32 = 1000;
+pub const FEED_DEFAULT_LIMIT: u32 = 100;
+
+/// The feed's bounds as a store keeps them: numbers up to `purged_through` were removed
+/// past the retention window, and none is above `head`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedBounds {
+    pub purged_through: u64,
+    pub head: u64,
+}
+
+impl FeedBounds {
+    /// Whether a client at `since` can go on from there: `410 gone` if changes after it were
+    /// purged, or if it is ahead of this feed (the database was restored from a backup, or
+    /// is another shop's), since either way it would miss changes without knowing.
+    pub fn check(self, since: u64) -> Result<()> {
+        if since < self.purged_through {
+            return Err(Error::gone(format!(
+                "the changes after {since} are no longer kept (the feed starts after {}); read everything again, \
+                 then follow the feed from the number GET /changes?since={} answers as next",
+                self.purged_through, self.head
+            )));
+        }
+        if since > self.head {
+            return Err(Error::gone(format!(
+                "this feed has no change {since} (its last is {}): the database was restored or replaced; read \
+                 everything again",
+                self.head
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The `limit` of a feed read: 1..=1000.
+pub fn feed_limit(limit: Option<u32>) -> Result<u32> {
+    let limit = limit.unwrap_or(FEED_DEFAULT_LIMIT);
+    if !(1..=FEED_MAX_LIMIT).contains(&limit) {
+        return Err(Error::invalid_parameter(format!(
+            "limit must be between 1 and {FEED_MAX_LIMIT}, got {limit}"
+        )));
+    }
+    Ok(limit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorCode;
+
+    #[test]
+    fn a_position_is_good_from_the_purged_horizon_to_the_head() {
+        let bounds = FeedBounds { purged_through: 10, head: 20 };
+        for good in [10, 15, 20] {
+            assert!(bounds.check(good).is_ok(), "{good}");
+        }
+        for gone in [0, 9, 21] {
+            assert_eq!(bounds.check(gone).unwrap_err().code, ErrorCode::Gone, "{gone}");
+        }
+    }
+
+    #[test]
+    fn the_limit_is_bounded() {
+        assert_eq!(feed_limit(None).unwrap(), FEED_DEFAULT_LIMIT);
+        assert_eq!(feed_limit(Some(1000)).unwrap(), 1000);
+        assert!(feed_limit(Some(0)).is_err());
+        assert!(feed_limit(Some(1001)).is_err());
+    }
+}

@@ -1,0 +1,173 @@
+//! The change feed on PostgreSQL: reading it, purging it, and the sequencer that numbers
+//! the rows the triggers of migration 0002 write (that file says why they are numbered
+//! after their commit rather than in their transaction).
+//!
+//! Every replica runs a sequencer task. It wakes on each commit notice the replica hears
+//! (every replica hears every commit, see `changes.rs`), numbers what it may, and only then
+//! passes the notice on to the replica's feed followers, so that a follower woken reads the
+//! new numbers. Rows it may not number yet (an older transaction is still running) are
+//! tried again shortly, and a quiet feed is checked every second anyway: a notice can be
+//! lost (a replica that dies between its commit and its notice).
+
+use std::time::Duration;
+
+use deadpool_postgres::{GenericClient, Pool};
+use tokio::sync::broadcast;
+
+use super::pg;
+use super::types::col;
+use crate::backend::Change;
+use crate::domain::{Action, Entity, FeedBounds, FeedChange, FeedPage, Timestamp};
+use crate::error::{Error, Result};
+
+/// Rows numbered, or purged, by one transaction at most.
+pub(super) const BATCH: i64 = 10_000;
+
+/// How soon rows held back by a running transaction are tried again.
+const RETRY: Duration = Duration::from_millis(20);
+
+/// How often a quiet feed is checked for rows nobody announced.
+const SWEEP: Duration = Duration::from_secs(1);
+
+/// The bounds, and up to `limit` changes after `since`, in one statement: one snapshot, so
+/// a purge or a sequencer committing meanwhile is wholly seen or not at all.
+pub(super) async fn since(c: &impl GenericClient, since: u64, limit: u32) -> Result<FeedPage> {
+    let sql = "SELECT h.purged_through, f.last, c.seq, c.entity, c.entity_id, c.action, c.at
+               FROM change_horizon h CROSS JOIN feed_counter f
+               LEFT JOIN LATERAL (SELECT seq, entity, entity_id, action, at FROM changes
+                                  WHERE seq > $1 ORDER BY seq LIMIT $2) c ON true
+               WHERE h.id = 1 AND f.id = 1";
+    let after = i64::try_from(since).unwrap_or(i64::MAX);
+    let rows =
+        c.query(&c.prepare_cached(sql).await.map_err(pg)?, &[&after, &i64::from(limit)]).await.map_err(pg)?;
+    let first =
+        rows.first().ok_or_else(|| Error::internal("the change feed's bookkeeping rows are missing"))?;
+    bounds_of(col(first, 0)?, col(first, 1)?).check(since)?;
+    let mut changes = Vec::with_capacity(rows.len());
+    for row in &rows {
+        let Some(seq) = col::<Option<i64>>(row, 2)? else { continue };
+        let entity: String = col(row, 3)?;
+        let action: String = col(row, 5)?;
+        changes.push(FeedChange {
+            seq: u64::try_from(seq).map_err(Error::internal)?,
+            entity: Entity::parse(&entity)
+                .ok_or_else(|| Error::internal(format!("a change of {entity:?}")))?,
+            id: col(row, 4)?,
+            action: Action::parse(&action).ok_or_else(|| Error::internal(format!("a change {action:?}")))?,
+            at: col(row, 6)?,
+        });
+    }
+    let next = changes.last().map_or(since, |c| c.seq);
+    Ok(FeedPage { changes, next })
+}
+
+pub(super) async fn bounds(c: &impl GenericClient) -> Result<FeedBounds> {
+    let sql = "SELECT h.purged_through, f.last FROM change_horizon h CROSS JOIN feed_counter f
+               WHERE h.id = 1 AND f.id = 1";
+    let row = c.query_one(&c.prepare_cached(sql).await.map_err(pg)?, &[]).await.map_err(pg)?;
+    Ok(bounds_of(col(&row, 0)?, col(&row, 1)?))
+}
+
+fn bounds_of(purged_through: i64, last: i64) -> FeedBounds {
+    let purged_through = u64::try_from(purged_through).unwrap_or(0);
+    FeedBounds { purged_through, head: u64::try_from(last).unwrap_or(0).max(purged_through) }
+}
+
+/// Removes up to [`BATCH`] of the oldest numbered changes made before `before` and moves the
+/// horizon past them, in one transaction; answers how many it removed.
+pub(super) async fn purge(c: &mut deadpool_postgres::Object, before: Timestamp) -> Result<u64> {
+    let tx = c.transaction().await.map_err(pg)?;
+    // Among the oldest numbered rows only: those before `before` are a prefix of the feed.
+    let sql = "WITH oldest AS (SELECT seq, at FROM changes WHERE seq IS NOT NULL ORDER BY seq LIMIT $2),
+                    gone AS (DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM oldest WHERE at < $1)
+                             RETURNING seq)
+               UPDATE change_horizon SET purged_through = greatest(purged_through, (SELECT max(seq) FROM gone))
+               WHERE id = 1 AND EXISTS (SELECT 1 FROM gone)
+               RETURNING (SELECT count(*) FROM gone)";
+    let rows = tx
+        .query(&tx.prepare_cached(sql).await.map_err(pg)?, &[&before.to_string(), &BATCH])
+        .await
+        .map_err(pg)?;
+    tx.commit().await.map_err(pg)?;
+    Ok(rows.first().map(|r| col::<i64>(r, 0)).transpose()?.map_or(0, |n| n as u64))
+}
+
+/// Numbers the rows of finished transactions not numbered yet, up to [`BATCH`], after the
+/// last number given. Answers whether unnumbered rows are left that it could see (their
+/// transactions committed, but an older one is still running): then it should run again
+/// soon.
+async fn number(c: &mut deadpool_postgres::Object) -> Result<bool> {
+    let tx = c.transaction().await.map_err(pg)?;
+    // The row lock is the one-sequencer-at-a-time rule: another replica's run waits here and
+    // then sees this one's numbers.
+    let last: i64 = col(
+        &tx.query_one("SELECT last FROM feed_counter WHERE id = 1 FOR UPDATE", &[]).await.map_err(pg)?,
+        0,
+    )?;
+    // A new snapshot for this statement (READ COMMITTED): below its xmin every transaction
+    // has ended, so no row can ever join them, and the order of (xid, id) among them is
+    // final. The numbers follow that order.
+    let sql = "WITH ready AS (
+                   SELECT id, row_number() OVER (ORDER BY xid, id) AS n FROM changes
+                   WHERE seq IS NULL AND xid < pg_snapshot_xmin(pg_current_snapshot())
+                   ORDER BY xid, id LIMIT $2),
+               numbered AS (UPDATE changes c SET seq = $1 + ready.n FROM ready WHERE c.id = ready.id
+                            RETURNING c.seq)
+               SELECT coalesce(max(seq), $1) FROM numbered";
+    let row = tx.query_one(&tx.prepare_cached(sql).await.map_err(pg)?, &[&last, &BATCH]).await.map_err(pg)?;
+    let now_last: i64 = col(&row, 0)?;
+    if now_last != last {
+        tx.execute("UPDATE feed_counter SET last = $1 WHERE id = 1", &[&now_last]).await.map_err(pg)?;
+    }
+    let left: bool = col(
+        &tx.query_one("SELECT EXISTS (SELECT 1 FROM changes WHERE seq IS NULL)", &[]).await.map_err(pg)?,
+        0,
+    )?;
+    tx.commit().await.map_err(pg)?;
+    Ok(left || now_last - last == BATCH)
+}
+
+/// The sequencer task of one replica: numbers on each commit notice from `notices`, then
+/// passes the notice on to `followers`.
+pub(super) fn start(
+    pool: Pool,
+    mut notices: broadcast::Receiver<Change>,
+    followers: broadcast::Sender<Change>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut again = false;
+        loop {
+            let wait = if again { RETRY } else { SWEEP };
+            let mut heard = Vec::new();
+            match tokio::time::timeout(wait, notices.recv()).await {
+                Ok(Ok(change)) => heard.push(change),
+                // Missed notices: every kind, as the listener does after a reconnection.
+                Ok(Err(broadcast::error::RecvError::Lagged(_))) => {
+                    heard.extend([Change::Pets, Change::Categories, Change::Orders, Change::Inventory]);
+                }
+                Ok(Err(broadcast::error::RecvError::Closed)) => return,
+                Err(_) => {}
+            }
+            while let Ok(change) = notices.try_recv() {
+                heard.push(change);
+            }
+            again = match pool.get().await {
+                Ok(mut client) => number(&mut client).await.unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "numbering the change feed failed; trying again");
+                    true
+                }),
+                Err(e) => {
+                    tracing::warn!(error = %e, "numbering the change feed: no PostgreSQL connection");
+                    true
+                }
+            };
+            // Rows numbered on a sweep reach the followers at their own next read (they read
+            // every second when nothing wakes them).
+            heard.sort_by_key(|c| *c as u8);
+            heard.dedup();
+            for change in heard {
+                let _ = followers.send(change);
+            }
+        }
+    })
+}

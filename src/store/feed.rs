@@ -1,0 +1,68 @@
+//! The change feed's SQL: the rows the triggers of migration 0008 write in the same
+//! transaction as each change, read by number, and purged past the retention window.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::domain::{Action, Entity, FeedBounds, FeedChange, FeedPage, Timestamp};
+use crate::error::{Error, Result};
+
+/// Rows removed by one purge transaction: the writer's other work waits for no more.
+pub(super) const PURGE_BATCH: u32 = 10_000;
+
+pub(super) fn bounds(conn: &Connection) -> Result<FeedBounds> {
+    let (purged_through, last): (i64, Option<i64>) = conn.query_row(
+        "SELECT purged_through, (SELECT max(seq) FROM changes) FROM change_horizon WHERE id = 1",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let purged_through = u64::try_from(purged_through).unwrap_or(0);
+    let head = last.and_then(|l| u64::try_from(l).ok()).unwrap_or(0).max(purged_through);
+    Ok(FeedBounds { purged_through, head })
+}
+
+/// Up to `limit` changes after `since`, read in one snapshot with the bounds they are
+/// checked against.
+pub(super) fn since(conn: &Connection, since: u64, limit: u32) -> Result<FeedPage> {
+    bounds(conn)?.check(since)?;
+    let mut statement = conn.prepare_cached(
+        "SELECT seq, entity, entity_id, action, at FROM changes WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+    )?;
+    let changes = statement
+        .query_map(params![i64::try_from(since).unwrap_or(i64::MAX), limit], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get(2)?, r.get::<_, String>(3)?, r.get(4)?))
+        })?
+        .map(|row| {
+            let (seq, entity, id, action, at): (i64, String, Option<i64>, String, Timestamp) = row?;
+            Ok(FeedChange {
+                seq: u64::try_from(seq).map_err(Error::internal)?,
+                entity: Entity::parse(&entity)
+                    .ok_or_else(|| Error::internal(format!("a change of {entity:?}")))?,
+                id,
+                action: Action::parse(&action)
+                    .ok_or_else(|| Error::internal(format!("a change {action:?}")))?,
+                at,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let next = changes.last().map_or(since, |c| c.seq);
+    Ok(FeedPage { changes, next })
+}
+
+/// Removes up to [`PURGE_BATCH`] of the oldest changes made before `before`, and moves the
+/// horizon past them; answers how many it removed.
+pub(super) fn purge(tx: &Connection, before: Timestamp) -> Result<u64> {
+    let through: Option<i64> = tx
+        .query_row(
+            // Among the oldest rows only: those before `before` are a prefix of the feed (its
+            // times follow its numbers), and an index on `at` would cost every write.
+            "SELECT max(seq) FROM (SELECT seq, at FROM changes ORDER BY seq LIMIT ?2) WHERE at < ?1",
+            params![before, PURGE_BATCH],
+            |r| r.get(0),
+        )
+        .optional()?
+        .flatten();
+    let Some(through) = through else { return Ok(0) };
+    let removed = tx.execute("DELETE FROM changes WHERE seq <= ?1", [through])?;
+    tx.execute("UPDATE change_horizon SET purged_through = max(purged_through, ?1) WHERE id = 1", [through])?;
+    Ok(removed as u64)
+}

@@ -1,0 +1,284 @@
+//! The change feed through the real server: `GET /changes` numbers every committed change
+//! in order, `GET /events` pushes them and resumes from `Last-Event-ID` without a loss,
+//! and a position the feed no longer has is `410 gone`. On the engine under test.
+
+use std::time::Duration;
+
+use chrono::{TimeDelta, Utc};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use petstore::api_key::Scope;
+use petstore::domain::Name;
+
+use crate::support::{KEY, TestApp, spawn_app};
+
+/// `(entity, id, action)` of each change, for comparing runs of the feed.
+fn what(changes: &Value) -> Vec<(String, i64, String)> {
+    changes
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["entity"].as_str().unwrap().to_owned(),
+                c["id"].as_i64().unwrap_or(0),
+                c["action"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn change(entity: &str, id: i64, action: &str) -> (String, i64, String) {
+    (entity.to_owned(), id, action.to_owned())
+}
+
+/// The feed's position now.
+async fn head(app: &TestApp) -> u64 {
+    let now = app.get("/changes").await.expect_status(200);
+    assert_eq!(now.body["changes"], json!([]), "no since: no changes, only where the feed is");
+    now.body["next"].as_u64().unwrap()
+}
+
+/// Every change after `since`, read to the end however many pages it takes; waits up to 5 s
+/// for at least `at_least` of them (PostgreSQL numbers them just after their commit).
+async fn changes_after(app: &TestApp, since: u64, at_least: usize) -> (Vec<Value>, u64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (mut all, mut next) = (Vec::new(), since);
+        loop {
+            let page = app.get(&format!("/changes?since={next}&limit=3")).await.expect_status(200);
+            let got = page.body["changes"].as_array().unwrap().clone();
+            let page_next = page.body["next"].as_u64().unwrap();
+            if got.is_empty() {
+                assert_eq!(page_next, next, "an empty page stays where it was");
+                break;
+            }
+            assert_eq!(page_next, got.last().unwrap()["seq"].as_u64().unwrap());
+            all.extend(got);
+            next = page_next;
+        }
+        if all.len() >= at_least || std::time::Instant::now() > deadline {
+            return (all, next);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn every_committed_change_is_in_the_feed_in_order_and_nothing_else() {
+    let app = spawn_app().await;
+    let start = head(&app).await;
+
+    let category = app.category("Birds").await;
+    let pet = app
+        .post("/pets", json!({ "name": "Kiwi", "categoryId": category }))
+        .await
+        .expect_status(201)
+        .body["id"]
+        .as_i64()
+        .unwrap();
+    app.put(&format!("/store/inventory/{pet}"), json!({ "quantity": 5 })).await.expect_status(200);
+    app.patch(&format!("/pets/{pet}"), json!({ "description": "Sings at dawn" })).await.expect_status(200);
+    let order = app.post("/store/orders", json!({ "petId": pet, "quantity": 2 })).await.expect_status(201);
+    let order = order.body["id"].as_i64().unwrap();
+    app.patch(&format!("/store/orders/{order}"), json!({ "complete": true })).await.expect_status(200);
+    // Refused: no change, so nothing in the feed.
+    app.post("/store/orders", json!({ "petId": pet, "quantity": 99 })).await.expect_status(409);
+    let other = app.category("Fish").await;
+    app.delete(&format!("/categories/{other}")).await.expect_status(204);
+
+    let (changes, next) = changes_after(&app, start, 9).await;
+    let seqs: Vec<u64> = changes.iter().map(|c| c["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "numbers go up: {seqs:?}");
+    assert!(seqs[0] > start);
+    let listed = what(&Value::Array(changes.clone()));
+    let mut expected = vec![
+        change("category", category, "created"),
+        change("pet", pet, "created"),
+        change("inventory", pet, "updated"),
+        change("pet", pet, "updated"),
+        change("order", order, "created"),
+        change("inventory", pet, "updated"),
+        change("order", order, "updated"),
+        change("category", other, "created"),
+        change("category", other, "deleted"),
+    ];
+    // An order is placed and its pet's stock taken in one transaction: their two changes
+    // come together, in the order the engine's triggers fired.
+    if listed[4] != expected[4] {
+        expected.swap(4, 5);
+    }
+    assert_eq!(listed, expected);
+    for c in &changes {
+        let at = chrono::DateTime::parse_from_rfc3339(c["at"].as_str().unwrap()).unwrap();
+        assert!((Utc::now() - at.to_utc()).num_seconds().abs() < 60, "{c}");
+    }
+    assert_eq!(head(&app).await, next, "the head is the last change");
+}
+
+#[tokio::test]
+async fn bad_positions_and_limits_are_refused_with_what_to_do() {
+    let app = spawn_app().await;
+    app.category("Birds").await;
+    let (_, last) = changes_after(&app, 0, 1).await;
+
+    let ahead = app.get(&format!("/changes?since={}", last + 1)).await.expect_status(410);
+    assert_eq!(ahead.code(), "gone");
+    assert!(ahead.body["message"].as_str().unwrap().contains("read everything again"), "{:?}", ahead.body);
+    for bad in ["limit=0", "limit=1001", "since=-1", "since=x", "offset=3"] {
+        let reply = app.get(&format!("/changes?{bad}")).await.expect_status(400);
+        assert_eq!(reply.code(), "invalid_parameter", "{bad}");
+    }
+    let reply = app.send(app.request(Method::GET, "/events").header("last-event-id", "soon")).await;
+    assert_eq!((reply.status.as_u16(), reply.code()), (400, "invalid_parameter"));
+}
+
+#[tokio::test]
+async fn a_position_behind_the_purged_changes_is_gone_and_the_head_still_good() {
+    let app = spawn_app().await;
+    for name in ["Birds", "Fish", "Cats"] {
+        app.category(name).await;
+    }
+    let (_, last) = changes_after(&app, 0, 3).await;
+    // The retention passes: everything made until now is purged.
+    let store = app.db.open().await;
+    let removed = store.purge_changes(Utc::now() + TimeDelta::days(1)).await.unwrap();
+    assert_eq!(removed, 3);
+    // Another process's commit: the server sees it once its readers take a new snapshot.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while app.get("/changes?since=0").await.status == 200 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    for since in [0, last - 1] {
+        let gone = app.get(&format!("/changes?since={since}")).await.expect_status(410);
+        assert!(gone.body["message"].as_str().unwrap().contains("no longer kept"), "{:?}", gone.body);
+        let stream = app.send(app.request(Method::GET, &format!("/events?since={since}"))).await;
+        assert_eq!(stream.status, 410);
+    }
+    // A client that had read everything goes on from the head.
+    assert_eq!(head(&app).await, last);
+    let dog = app.category("Dogs").await;
+    let (after, _) = changes_after(&app, last, 1).await;
+    assert_eq!(what(&Value::Array(after)), [change("category", dog, "created")]);
+}
+
+#[tokio::test]
+async fn a_read_key_may_follow_the_feed() {
+    let app = spawn_app().await;
+    // Named keys come from the store (as `petstore-server keys create` makes them).
+    let store = app.db.open().await;
+    let reader = store.create_key(Name::parse("mirror").unwrap(), Scope::Read).await.unwrap();
+    let reply = app.send(app.anonymous(Method::GET, "/changes").bearer_auth(reader.secret.expose())).await;
+    assert_eq!(reply.status, 200);
+    let events =
+        app.anonymous(Method::GET, "/events").bearer_auth(reader.secret.expose()).send().await.unwrap();
+    assert_eq!(events.status(), 200);
+    assert_eq!(events.headers()["content-type"], "text/event-stream");
+}
+
+/// One Server-Sent Events stream, read event by event.
+struct Events {
+    response: reqwest::Response,
+    buffer: String,
+}
+
+#[derive(Debug)]
+struct Event {
+    id: Option<String>,
+    kind: String,
+    data: Value,
+}
+
+impl Events {
+    async fn open(app: &TestApp, last_event_id: Option<u64>, query: &str) -> Self {
+        let mut request = app.http.get(format!("{}/events{query}", app.base_url)).bearer_auth(KEY);
+        if let Some(id) = last_event_id {
+            request = request.header("last-event-id", id.to_string());
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["content-type"], "text/event-stream");
+        Self { response, buffer: String::new() }
+    }
+
+    /// The next event (comments skipped), within `wait`.
+    async fn next(&mut self, wait: Duration) -> Option<Event> {
+        tokio::time::timeout(wait, async {
+            loop {
+                if let Some(end) = self.buffer.find("\n\n") {
+                    let block: String = self.buffer.drain(..end + 2).collect();
+                    let (mut id, mut kind, mut data) = (None, "message".to_owned(), String::new());
+                    for line in block.lines() {
+                        if let Some(v) = line.strip_prefix("id:") {
+                            id = Some(v.trim().to_owned());
+                        } else if let Some(v) = line.strip_prefix("event:") {
+                            kind = v.trim().to_owned();
+                        } else if let Some(v) = line.strip_prefix("data:") {
+                            data.push_str(v.trim());
+                        }
+                    }
+                    if data.is_empty() && id.is_none() {
+                        continue; // a keep-alive comment
+                    }
+                    return Some(Event { id, kind, data: serde_json::from_str(&data).unwrap() });
+                }
+                match self.response.chunk().await.unwrap() {
+                    Some(bytes) => self.buffer.push_str(std::str::from_utf8(&bytes).unwrap()),
+                    None => return None,
+                }
+            }
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+}
+
+#[tokio::test]
+async fn events_push_each_change_and_a_reconnection_with_last_event_id_loses_nothing() {
+    let app = spawn_app().await;
+    let start = head(&app).await;
+    let mut events = Events::open(&app, None, "").await;
+
+    let birds = app.category("Birds").await;
+    let first = events.next(Duration::from_secs(5)).await.expect("the change is pushed");
+    assert_eq!(first.kind, "change");
+    assert_eq!(what(&json!([first.data])), [change("category", birds, "created")]);
+    let seen: u64 = first.id.unwrap().parse().unwrap();
+    assert!(seen > start);
+    assert_eq!(first.data["seq"].as_u64(), Some(seen));
+
+    // The connection drops; three changes are made meanwhile; the client reconnects.
+    drop(events);
+    let missed = [app.category("Fish").await, app.category("Cats").await, app.category("Dogs").await];
+    let mut events = Events::open(&app, Some(seen), "").await;
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        let event = events.next(Duration::from_secs(5)).await.expect("a missed change");
+        got.push(event.data);
+    }
+    let expected: Vec<_> = missed.iter().map(|&id| change("category", id, "created")).collect();
+    assert_eq!(what(&Value::Array(got)), expected);
+
+    // And it goes on live.
+    let pet =
+        app.post("/pets", json!({ "name": "Kiwi" })).await.expect_status(201).body["id"].as_i64().unwrap();
+    let live = events.next(Duration::from_secs(5)).await.expect("a live change");
+    assert_eq!(what(&json!([live.data])), [change("pet", pet, "created")]);
+
+    // `since` starts a stream where a client left off too.
+    let mut from_start = Events::open(&app, None, &format!("?since={start}")).await;
+    let replayed = from_start.next(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(replayed.data["seq"].as_u64(), Some(seen));
+}
+
+#[tokio::test]
+async fn the_event_stream_ends_when_the_server_stops() {
+    let mut app = spawn_app().await;
+    let mut events = Events::open(&app, None, "").await;
+    // Stopping waits for the connections to finish: the stream must end for it to return.
+    tokio::time::timeout(Duration::from_secs(10), app.stop()).await.expect("the server stops");
+    assert!(events.next(Duration::from_secs(5)).await.is_none(), "the stream ended");
+}
