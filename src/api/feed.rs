@@ -21,7 +21,7 @@ use super::error::{ApiError, ApiResult};
 use super::extract::Params;
 use super::state::AppState;
 use crate::backend::{Change, Database};
-use crate::domain::{FEED_MAX_LIMIT, FeedChange, feed_limit};
+use crate::domain::{FEED_MAX_LIMIT, FeedChange, feed_limit, feed_position};
 use crate::error::Error;
 
 /// A comment line this often keeps proxies and clients from taking a quiet stream for a
@@ -40,7 +40,7 @@ pub(super) fn routes(r: Routes) -> Routes {
 /// that has just read everything follows on from there.
 async fn start(store: &dyn Database, given: Option<u64>) -> Result<u64, Error> {
     match given {
-        Some(since) => Ok(since),
+        Some(since) => feed_position(since),
         None => Ok(store.feed_bounds().await?.head),
     }
 }

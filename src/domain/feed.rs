@@ -123,6 +123,18 @@ impl FeedBounds {
     }
 }
 
+/// A position as a client gives it (`since`, `Last-Event-ID`): 0 up to the largest number
+/// the engines store.
+pub fn feed_position(given: u64) -> Result<u64> {
+    if given > i64::MAX as u64 {
+        return Err(Error::invalid_parameter(format!(
+            "a position in the feed is at most {}, got {given}",
+            i64::MAX
+        )));
+    }
+    Ok(given)
+}
+
 /// The `limit` of a feed read: 1..=1000.
 pub fn feed_limit(limit: Option<u32>) -> Result<u32> {
     let limit = limit.unwrap_or(FEED_DEFAULT_LIMIT);
@@ -148,6 +160,13 @@ mod tests {
         for gone in [0, 9, 21] {
             assert_eq!(bounds.check(gone).unwrap_err().code, ErrorCode::Gone, "{gone}");
         }
+    }
+
+    #[test]
+    fn a_position_fits_the_engines_numbers() {
+        assert_eq!(feed_position(0).unwrap(), 0);
+        assert_eq!(feed_position(i64::MAX as u64).unwrap(), i64::MAX as u64);
+        assert_eq!(feed_position(i64::MAX as u64 + 1).unwrap_err().code, ErrorCode::InvalidParameter);
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod time;
 pub use category::{Category, NewCategory};
 pub use feed::{
     Action, Entity, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FeedBounds, FeedChange, FeedPage, feed_limit,
+    feed_position,
 };
 pub use ids::{AdjustmentId, CategoryId, OrderId, PetId};
 pub use inventory::{

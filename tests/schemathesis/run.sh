@@ -107,6 +107,9 @@ echo "schemathesis $VERSION against $ORIGIN ($ENGINE), seed $SEED, at most $MAX_
 # positive_data_acceptance_but_state_rules, the built-in check with just those answers let
 # through; `all` runs it.
 export SCHEMATHESIS_HOOKS="$ROOT/tests/schemathesis/hooks.py"
+# GET /events is left out: a good request opens an event stream that lasts until the
+# client closes it, and schemathesis reads every answer to its end. tests/api/changes.rs
+# covers it (its refusals, the stream, resuming, its end at shutdown).
 status=0
 # From the scratch directory: schemathesis keeps a .schemathesis/ cache in its working
 # directory, which does not belong in the repository.
@@ -116,6 +119,7 @@ cd "$WORK"
   --header "Authorization: Bearer $KEY" \
   --checks all \
   --exclude-checks positive_data_acceptance \
+  --exclude-path /events \
   --phases examples,coverage,fuzzing,stateful \
   --max-examples "$MAX_EXAMPLES" \
   --seed "$SEED" \
