@@ -73,13 +73,16 @@ fn bounds_of(purged_through: i64, last: i64) -> FeedBounds {
     FeedBounds { purged_through, head: u64::try_from(last).unwrap_or(0).max(purged_through) }
 }
 
-/// Removes up to [`BATCH`] of the oldest numbered changes made before `before` and moves the
-/// horizon past them, in one transaction; answers how many it removed.
+/// Removes up to [`BATCH`] of the oldest numbered changes made before `before`, never the
+/// newest, and moves the horizon past them, in one transaction; answers how many it removed.
 pub(super) async fn purge(c: &mut deadpool_postgres::Object, before: Timestamp) -> Result<u64> {
     let tx = c.transaction().await.map_err(pg)?;
     // Among the oldest numbered rows only: those before `before` are a prefix of the feed.
+    // The newest always stays, as on SQLite (where the next number depends on it).
     let sql = "WITH oldest AS (SELECT seq, at FROM changes WHERE seq IS NOT NULL ORDER BY seq LIMIT $2),
-                    gone AS (DELETE FROM changes WHERE seq <= (SELECT max(seq) FROM oldest WHERE at < $1)
+                    gone AS (DELETE FROM changes
+                             WHERE seq <= least((SELECT max(seq) FROM oldest WHERE at < $1),
+                                                (SELECT max(seq) FROM changes) - 1)
                              RETURNING seq)
                UPDATE change_horizon SET purged_through = greatest(purged_through, (SELECT max(seq) FROM gone))
                WHERE id = 1 AND EXISTS (SELECT 1 FROM gone)

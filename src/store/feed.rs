@@ -1,7 +1,7 @@
 //! The change feed's SQL: the rows the triggers of migration 0008 write in the same
 //! transaction as each change, read by number, and purged past the retention window.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 
 use crate::domain::{Action, Entity, FeedBounds, FeedChange, FeedPage, Timestamp};
 use crate::error::{Error, Result};
@@ -49,20 +49,25 @@ pub(super) fn since(conn: &Connection, since: u64, limit: u32) -> Result<FeedPag
 }
 
 /// Removes up to [`PURGE_BATCH`] of the oldest changes made before `before`, and moves the
-/// horizon past them; answers how many it removed.
+/// horizon past them; answers how many it removed. The newest row always stays: the next
+/// number is the largest plus one (see migration 0008).
 pub(super) fn purge(tx: &Connection, before: Timestamp) -> Result<u64> {
-    let through: Option<i64> = tx
-        .query_row(
-            // Among the oldest rows only: those before `before` are a prefix of the feed (its
-            // times follow its numbers), and an index on `at` would cost every write.
-            "SELECT max(seq) FROM (SELECT seq, at FROM changes ORDER BY seq LIMIT ?2) WHERE at < ?1",
-            params![before, PURGE_BATCH],
-            |r| r.get(0),
-        )
-        .optional()?
-        .flatten();
-    let Some(through) = through else { return Ok(0) };
+    let (old, newest): (Option<i64>, Option<i64>) = tx.query_row(
+        // Among the oldest rows only: those before `before` are a prefix of the feed (its
+        // times follow its numbers), and an index on `at` would cost every write.
+        "SELECT (SELECT max(seq) FROM (SELECT seq, at FROM changes ORDER BY seq LIMIT ?2) WHERE at < ?1),
+                (SELECT max(seq) FROM changes)",
+        params![before, PURGE_BATCH],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let (Some(old), Some(newest)) = (old, newest) else { return Ok(0) };
+    let through = old.min(newest - 1);
     let removed = tx.execute("DELETE FROM changes WHERE seq <= ?1", [through])?;
-    tx.execute("UPDATE change_horizon SET purged_through = max(purged_through, ?1) WHERE id = 1", [through])?;
+    if removed > 0 {
+        tx.execute(
+            "UPDATE change_horizon SET purged_through = max(purged_through, ?1) WHERE id = 1",
+            [through],
+        )?;
+    }
     Ok(removed as u64)
 }

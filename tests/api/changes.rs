@@ -9,7 +9,8 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use petstore::api_key::Scope;
-use petstore::domain::Name;
+use petstore::domain::{Action, Entity, Name};
+use petstore::error::ErrorCode;
 
 use crate::support::{KEY, TestApp, spawn_app};
 
@@ -144,20 +145,22 @@ async fn a_position_behind_the_purged_changes_is_gone_and_the_head_still_good() 
     // The retention passes: everything made until now is purged.
     let store = app.db.open().await;
     let removed = store.purge_changes(Utc::now() + TimeDelta::days(1)).await.unwrap();
-    assert_eq!(removed, 3);
+    assert_eq!(removed, 2, "all but the newest, which always stays");
     // Another process's commit: the server sees it once its readers take a new snapshot.
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     while app.get("/changes?since=0").await.status == 200 && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 
-    for since in [0, last - 1] {
+    for since in [0, last - 2] {
         let gone = app.get(&format!("/changes?since={since}")).await.expect_status(410);
         assert!(gone.body["message"].as_str().unwrap().contains("no longer kept"), "{:?}", gone.body);
         let stream = app.send(app.request(Method::GET, &format!("/events?since={since}"))).await;
         assert_eq!(stream.status, 410);
     }
-    // A client that had read everything goes on from the head.
+    // A client one change behind gets that change; one that had read everything goes on.
+    let (kept, _) = changes_after(&app, last - 1, 1).await;
+    assert_eq!(kept.len(), 1);
     assert_eq!(head(&app).await, last);
     let dog = app.category("Dogs").await;
     let (after, _) = changes_after(&app, last, 1).await;
@@ -281,4 +284,58 @@ async fn the_event_stream_ends_when_the_server_stops() {
     // Stopping waits for the connections to finish: the stream must end for it to return.
     tokio::time::timeout(Duration::from_secs(10), app.stop()).await.expect("the server stops");
     assert!(events.next(Duration::from_secs(5)).await.is_none(), "the stream ended");
+}
+
+/// The client's follower (what the app in remote mode uses) against the real server.
+#[tokio::test]
+async fn the_clients_follower_gets_each_change_resumes_after_a_position_and_says_when_cut_off() {
+    let mut app = spawn_app().await;
+    let client = petstore::client::Client::new(&app.base_url, KEY).unwrap();
+    let start = client.changes(None, 10).await.unwrap();
+    assert!(start.changes.is_empty());
+
+    let mut follower = client.follow(None);
+    let waiting = tokio::spawn(async move {
+        let change = follower.next().await.unwrap();
+        (change, follower)
+    });
+    // The follower connects on its first call: wait until it listens before changing.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let birds = app.category("Birds").await;
+    let (change, mut follower) =
+        tokio::time::timeout(Duration::from_secs(5), waiting).await.unwrap().unwrap();
+    assert_eq!((change.entity, change.id, change.action), (Entity::Category, Some(birds), Action::Created));
+    assert_eq!(follower.position(), Some(change.seq));
+
+    // From a position: what came after it, in order.
+    let fish = app.category("Fish").await;
+    let mut from = client.follow(Some(start.next));
+    let first = tokio::time::timeout(Duration::from_secs(5), from.next()).await.unwrap().unwrap();
+    let second = tokio::time::timeout(Duration::from_secs(5), from.next()).await.unwrap().unwrap();
+    assert_eq!((first.id, second.id), (Some(birds), Some(fish)));
+    let next = tokio::time::timeout(Duration::from_secs(5), follower.next()).await.unwrap().unwrap();
+    assert_eq!(next.id, Some(fish));
+
+    // The server goes away: an error, not a wait; then again on the next call.
+    app.stop().await;
+    let cut = tokio::time::timeout(Duration::from_secs(5), follower.next()).await.unwrap().unwrap_err();
+    assert_eq!(cut.code, ErrorCode::Unreachable, "{cut:?}");
+    assert!(!follower.is_connected());
+    let refused = tokio::time::timeout(Duration::from_secs(5), follower.next()).await.unwrap().unwrap_err();
+    assert_eq!(refused.code, ErrorCode::Unreachable, "{refused:?}");
+    assert_eq!(follower.position(), Some(next.seq), "it resumes after the last change it gave");
+}
+
+#[tokio::test]
+async fn the_clients_follower_says_gone_for_a_position_the_feed_no_longer_has() {
+    let app = spawn_app().await;
+    let client = petstore::client::Client::new(&app.base_url, KEY).unwrap();
+    app.category("Birds").await;
+    let (_, last) = changes_after(&app, 0, 1).await;
+    let mut ahead = client.follow(Some(last + 5));
+    let gone = tokio::time::timeout(Duration::from_secs(5), ahead.next()).await.unwrap().unwrap_err();
+    assert_eq!(gone.code, ErrorCode::Gone, "{gone:?}");
+    let bad_key = petstore::client::Client::new(&app.base_url, "not-the-key-0123456789").unwrap();
+    let refused = bad_key.follow(None).next().await.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::Unauthorized);
 }

@@ -168,10 +168,10 @@ const FIXTURES: &[Fixture] = &[
     Fixture {
         version: 8,
         keys: &named_keys(
-            "psk_702b44c131722df76c0ef919c3ebea3dc633adb695d8126727405afd253cf5e7",
-            "psk_beee0a5ad2026979a3d48e97e7cc907555a9da5e193e5daa399d21dbbbefa918",
-            "psk_b749573d9ca01da0069ad3512e78cb59f952157a86a5fed0be7e173e0803f1aa",
-            "psk_df6b2f1927c4746219f7c15bb62e4bff2158f2fbac5b6a46e67a323ba1feff71",
+            "psk_2ff005c5d6d423bb83b0d7d0c9f6e1d11d66ff7fea7a80728df869b124809509",
+            "psk_ca1aab5c437e688b5b1c94167d09760ea2f1916d154e097580ab3afa4a548d17",
+            "psk_c390b45cc0f750c23bb9ceb322179f29b2d84fe0c1f4f002642c5c1f26579349",
+            "psk_48187b062c76a2f6febeef55dbd8ec03b6ec2f5de56d2233e43958e6cc636a4e",
         ),
         changes: 264,
         ..SHOP
