@@ -82,6 +82,7 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             let port = launch.local_api_port.unwrap_or(settings::DEFAULT_LOCAL_API_PORT);
             let shell = tauri::async_runtime::block_on(Shell::start(app.handle().clone(), dir, port))?;
             events::forward_changes(app.handle().clone(), shell.backend().local().subscribe());
+            events::forward_changes(app.handle().clone(), shell.backend().remote_changes());
             app.manage(shell);
             Ok(())
         })

@@ -5,11 +5,13 @@
 //! - `base_url`: parsing the remote's address and joining operation paths to it;
 //! - `transport`: one request and its answer, with the size limit and timeouts;
 //! - `errors`: what went wrong, as the core [`Error`];
-//! - `backend`: the `Petstore` operations as REST calls (the operations of openapi.yaml).
+//! - `backend`: the `Petstore` operations as REST calls (the operations of openapi.yaml);
+//! - `feed`: the change feed, read once or followed as it is pushed.
 
 mod backend;
 mod base_url;
 mod errors;
+mod feed;
 mod transport;
 
 #[cfg(test)]
@@ -22,6 +24,7 @@ use reqwest::header::HeaderValue;
 
 use crate::error::{Error, Result};
 use base_url::BaseUrl;
+pub use feed::Follower;
 
 /// The origin of a server address (scheme, host and port), checked as the client checks
 /// an address: what a saved API key is tied to, so that it is never sent elsewhere.

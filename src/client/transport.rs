@@ -54,30 +54,28 @@ impl Client {
         let url = self.base.join(segments);
         let path = url.path().to_owned();
         let call = Call { base: &self.base, method: &method, path: &path };
-        let transport = |e: reqwest::Error| {
-            errors::transport(&call, &e, self.config.connect_timeout, self.config.request_timeout)
-        };
-
-        let mut request = self
-            .http
-            .request(method.clone(), url)
-            .header(AUTHORIZATION, self.authorization.clone())
-            .header(ACCEPT, "application/json");
+        let mut request = self.http.request(method.clone(), url).header(ACCEPT, "application/json");
         if !query.is_empty() {
             request = request.query(query);
         }
         if let Some(body) = body {
             request = request.header(CONTENT_TYPE, "application/json").body(body);
         }
-        let mut response = request.send().await.map_err(transport)?;
-        let status = response.status();
-        // The path only: a log line never carries the query, let alone the key.
-        tracing::debug!(%method, path, status = status.as_u16(), "petstore client request");
-
-        if status.is_redirection() {
-            let location = response.headers().get(LOCATION).and_then(|v| v.to_str().ok());
-            return Err(errors::redirect(&call, status, location));
+        let mut response = self.open(&call, request).await?;
+        let body = self.read_body(&call, &mut response).await?;
+        let headers = response.headers().clone();
+        if !response.status().is_success() {
+            return Err(failed(&call, &response, &body));
         }
+        Ok(Answer { base: self.base.clone(), method, path, headers, body })
+    }
+
+    /// The whole body, within the size limit.
+    pub(super) async fn read_body(
+        &self,
+        call: &Call<'_>,
+        response: &mut reqwest::Response,
+    ) -> Result<Vec<u8>> {
         // Refuse early when the server announces too much (Content-Length), and count
         // anyway, since a chunked body announces nothing.
         let limit = self.config.max_response_bytes;
@@ -88,19 +86,47 @@ impl Client {
             )));
         }
         let mut body = Vec::new();
-        while let Some(chunk) = response.chunk().await.map_err(transport)? {
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.transport(call, &e))? {
             if (body.len() + chunk.len()) as u64 > limit {
                 return Err(call.bad_response(format_args!("a body over the {} limit", errors::size(limit))));
             }
             body.extend_from_slice(&chunk);
         }
+        Ok(body)
+    }
+}
 
-        let headers = response.headers().clone();
-        if !status.is_success() {
-            let content_type = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok());
-            return Err(errors::status(&call, status, content_type, &body));
+/// The error a non-2xx answer with `body` stands for.
+pub(super) fn failed(call: &Call<'_>, response: &reqwest::Response, body: &[u8]) -> Error {
+    let content_type = response.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok());
+    errors::status(call, response.status(), content_type, body)
+}
+
+impl Client {
+    /// Sends `request` with the key and answers the response's head, or the error a failure
+    /// to get one maps to; a redirect is refused.
+    pub(super) async fn open(
+        &self,
+        call: &Call<'_>,
+        request: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response> {
+        let response = request
+            .header(AUTHORIZATION, self.authorization.clone())
+            .send()
+            .await
+            .map_err(|e| self.transport(call, &e))?;
+        let status = response.status();
+        // The path only: a log line never carries the query, let alone the key.
+        tracing::debug!(method = %call.method, path = call.path, status = status.as_u16(), "petstore client request");
+        if status.is_redirection() {
+            let location = response.headers().get(LOCATION).and_then(|v| v.to_str().ok());
+            return Err(errors::redirect(call, status, location));
         }
-        Ok(Answer { base: self.base.clone(), method, path, headers, body })
+        Ok(response)
+    }
+
+    pub(super) fn transport(&self, call: &Call<'_>, e: &reqwest::Error) -> Error {
+        errors::transport(call, e, self.config.connect_timeout, self.config.request_timeout)
     }
 }
 

@@ -111,3 +111,45 @@ fn invalid_settings_change_nothing() {
     assert_eq!(no_key["code"], "validation_failed");
     assert_eq!(app.ok("get_settings", json!({}))["backend"], "local");
 }
+
+#[test]
+fn in_remote_mode_a_change_made_on_another_till_refreshes_the_window() {
+    use tauri::Listener;
+    let (addr, _remote) = remote_server();
+    let base_url = format!("http://{addr}");
+    let app = app();
+    app.ok("save_settings", remote_settings(&base_url, Some(REMOTE_KEY)));
+    let (heard, hearing) = std::sync::mpsc::channel();
+    app.app.listen_any("petstore://changed", move |event| {
+        let _ = heard.send(event.payload().to_owned());
+    });
+
+    // Another till (a client of its own) adds categories, one every half second, until
+    // this window hears of one: the follower starts in the background, and a change made
+    // before it reached the feed is not news to it.
+    let other = petstore::client::Client::new(&base_url, REMOTE_KEY).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut made = 0;
+    let payload = loop {
+        assert!(Instant::now() < deadline, "no refresh in 10 s after {made} changes on the remote");
+        made += 1;
+        let category = serde_json::from_value(json!({ "name": format!("Made elsewhere {made}") })).unwrap();
+        tauri::async_runtime::block_on(petstore::Petstore::create_category(&other, category)).unwrap();
+        if let Ok(payload) = hearing.recv_timeout(Duration::from_millis(500)) {
+            break payload;
+        }
+    };
+    assert_eq!(payload, "\"categories\"");
+
+    // Back in local mode, the remote's changes are no longer news here.
+    let mut local = remote_settings(&base_url, None);
+    local["settings"]["backend"] = json!("local");
+    app.ok("save_settings", local);
+    while hearing.recv_timeout(Duration::from_millis(300)).is_ok() {}
+    let category = serde_json::from_value(json!({ "name": "After the switch" })).unwrap();
+    tauri::async_runtime::block_on(petstore::Petstore::create_category(&other, category)).unwrap();
+    assert!(
+        hearing.recv_timeout(Duration::from_secs(2)).is_err(),
+        "a remote change refreshed the local window"
+    );
+}
