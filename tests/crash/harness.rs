@@ -95,6 +95,8 @@ pub struct Figures {
     /// them, those committed.
     pub in_flight: usize,
     pub committed_unacknowledged: usize,
+    /// Rounds whose kill found no request in flight.
+    pub quiet_kills: usize,
     /// Placements refused with 409 (out of stock): nothing changed.
     pub refused: usize,
     pub max_restart: Duration,
@@ -150,11 +152,14 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
             "round {round} ({}): no placement was acknowledged before the kill",
             target.name()
         );
-        assert!(
-            round_figures.in_flight > 0,
-            "round {round} ({}): the kill cut no request off (nothing was in flight)",
-            target.name()
-        );
+        // A kill that cut nothing off happens: the writer answers every waiting order in one
+        // group, and the kill can land before the clients, just woken, have sent the next
+        // ones (CI saw it in round 1, where the kill follows the first acknowledgment). Such
+        // a round still checks what was acknowledged; the run as a whole must cut requests
+        // off, below.
+        if round_figures.in_flight == 0 {
+            figures.quiet_kills += 1;
+        }
         figures.acknowledged += round_figures.acknowledged;
         figures.in_flight += round_figures.in_flight;
         figures.refused += round_figures.refused;
@@ -190,8 +195,8 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
     assert_eq!(figures.acknowledged, ledger.acknowledged.len());
     println!(
         "crash test ({}): {} rounds survived; {} placements acknowledged, {} of them cancelled by acknowledged requests, \
-         {} expected and {} found, {} lost; {} completions; {} requests cut off by a kill, {} placements among them had \
-         committed; {} refusals (409); slowest restart {} ms",
+         {} expected and {} found, {} lost; {} completions; {} requests cut off by a kill ({} kills cut none off), {} \
+         placements among them had committed; {} refusals (409); slowest restart {} ms",
         target.name(),
         figures.rounds,
         figures.acknowledged,
@@ -201,11 +206,20 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
         figures.lost,
         figures.completed,
         figures.in_flight,
+        figures.quiet_kills,
         figures.committed_unacknowledged,
         figures.refused,
         figures.max_restart.as_millis()
     );
     assert_eq!(figures.lost, 0);
+    // Kills that never cut a request off would prove nothing: whatever the store does, a
+    // server killed between requests loses nothing.
+    assert!(
+        figures.quiet_kills * 2 <= figures.rounds,
+        "{} of {} kills cut no request off (nothing was in flight)",
+        figures.quiet_kills,
+        figures.rounds
+    );
     figures
 }
 
