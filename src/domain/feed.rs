@@ -76,6 +76,21 @@ pub struct FeedChange {
     pub at: Timestamp,
 }
 
+impl FeedChange {
+    /// A change as both engines store it (numbers and ids as SQL integers, entity and
+    /// action as text); a value no migration writes is an internal error.
+    pub fn from_stored(seq: i64, entity: &str, id: Option<i64>, action: &str, at: Timestamp) -> Result<Self> {
+        Ok(Self {
+            seq: u64::try_from(seq).map_err(Error::internal)?,
+            entity: Entity::parse(entity)
+                .ok_or_else(|| Error::internal(format!("a change of {entity:?}")))?,
+            id,
+            action: Action::parse(action).ok_or_else(|| Error::internal(format!("a change {action:?}")))?,
+            at,
+        })
+    }
+}
+
 /// A run of the feed after a position, and where the next one starts.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,6 +101,14 @@ pub struct FeedPage {
     /// when there was none.
     #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub next: u64,
+}
+
+impl FeedPage {
+    /// The changes read after `since`; the next read starts after the last of them.
+    pub fn after(since: u64, changes: Vec<FeedChange>) -> Self {
+        let next = changes.last().map_or(since, |c| c.seq);
+        Self { changes, next }
+    }
 }
 
 /// How many changes one read of the feed gives at most, and by default.
@@ -101,6 +124,14 @@ pub struct FeedBounds {
 }
 
 impl FeedBounds {
+    /// The bounds from what an engine keeps: the last number purged, and the last number
+    /// given (none before the first change); the head is never behind the horizon.
+    pub fn from_stored(purged_through: i64, last: Option<i64>) -> Self {
+        let purged_through = u64::try_from(purged_through).unwrap_or(0);
+        let head = last.and_then(|l| u64::try_from(l).ok()).unwrap_or(0).max(purged_through);
+        Self { purged_through, head }
+    }
+
     /// Whether a client at `since` can go on from there: `410 gone` if changes after it were
     /// purged, or if it is ahead of this feed (the database was restored from a backup, or
     /// is another shop's), since either way it would miss changes without knowing.

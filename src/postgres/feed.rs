@@ -17,7 +17,7 @@ use tokio::sync::broadcast;
 use super::pg;
 use super::types::col;
 use crate::backend::Change;
-use crate::domain::{Action, Entity, FeedBounds, FeedChange, FeedPage, Timestamp};
+use crate::domain::{FeedBounds, FeedChange, FeedPage, Timestamp};
 use crate::error::{Error, Result};
 
 /// Rows numbered, or purged, by one transaction at most.
@@ -42,35 +42,21 @@ pub(super) async fn since(c: &impl GenericClient, since: u64, limit: u32) -> Res
         c.query(&c.prepare_cached(sql).await.map_err(pg)?, &[&after, &i64::from(limit)]).await.map_err(pg)?;
     let first =
         rows.first().ok_or_else(|| Error::internal("the change feed's bookkeeping rows are missing"))?;
-    bounds_of(col(first, 0)?, col(first, 1)?).check(since)?;
+    FeedBounds::from_stored(col(first, 0)?, Some(col(first, 1)?)).check(since)?;
     let mut changes = Vec::with_capacity(rows.len());
     for row in &rows {
         let Some(seq) = col::<Option<i64>>(row, 2)? else { continue };
-        let entity: String = col(row, 3)?;
-        let action: String = col(row, 5)?;
-        changes.push(FeedChange {
-            seq: u64::try_from(seq).map_err(Error::internal)?,
-            entity: Entity::parse(&entity)
-                .ok_or_else(|| Error::internal(format!("a change of {entity:?}")))?,
-            id: col(row, 4)?,
-            action: Action::parse(&action).ok_or_else(|| Error::internal(format!("a change {action:?}")))?,
-            at: col(row, 6)?,
-        });
+        let (entity, action): (String, String) = (col(row, 3)?, col(row, 5)?);
+        changes.push(FeedChange::from_stored(seq, &entity, col(row, 4)?, &action, col(row, 6)?)?);
     }
-    let next = changes.last().map_or(since, |c| c.seq);
-    Ok(FeedPage { changes, next })
+    Ok(FeedPage::after(since, changes))
 }
 
 pub(super) async fn bounds(c: &impl GenericClient) -> Result<FeedBounds> {
     let sql = "SELECT h.purged_through, f.last FROM change_horizon h CROSS JOIN feed_counter f
                WHERE h.id = 1 AND f.id = 1";
     let row = c.query_one(&c.prepare_cached(sql).await.map_err(pg)?, &[]).await.map_err(pg)?;
-    Ok(bounds_of(col(&row, 0)?, col(&row, 1)?))
-}
-
-fn bounds_of(purged_through: i64, last: i64) -> FeedBounds {
-    let purged_through = u64::try_from(purged_through).unwrap_or(0);
-    FeedBounds { purged_through, head: u64::try_from(last).unwrap_or(0).max(purged_through) }
+    Ok(FeedBounds::from_stored(col(&row, 0)?, Some(col(&row, 1)?)))
 }
 
 /// Removes up to [`BATCH`] of the oldest numbered changes made before `before`, never the

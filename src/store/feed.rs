@@ -3,8 +3,8 @@
 
 use rusqlite::{Connection, params};
 
-use crate::domain::{Action, Entity, FeedBounds, FeedChange, FeedPage, Timestamp};
-use crate::error::{Error, Result};
+use crate::domain::{FeedBounds, FeedChange, FeedPage, Timestamp};
+use crate::error::Result;
 
 /// Rows removed by one purge transaction: the writer's other work waits for no more.
 pub(super) const PURGE_BATCH: u32 = 10_000;
@@ -15,9 +15,7 @@ pub(super) fn bounds(conn: &Connection) -> Result<FeedBounds> {
         [],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let purged_through = u64::try_from(purged_through).unwrap_or(0);
-    let head = last.and_then(|l| u64::try_from(l).ok()).unwrap_or(0).max(purged_through);
-    Ok(FeedBounds { purged_through, head })
+    Ok(FeedBounds::from_stored(purged_through, last))
 }
 
 /// Up to `limit` changes after `since`, read in one snapshot with the bounds they are
@@ -32,20 +30,11 @@ pub(super) fn since(conn: &Connection, since: u64, limit: u32) -> Result<FeedPag
             Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get(2)?, r.get::<_, String>(3)?, r.get(4)?))
         })?
         .map(|row| {
-            let (seq, entity, id, action, at): (i64, String, Option<i64>, String, Timestamp) = row?;
-            Ok(FeedChange {
-                seq: u64::try_from(seq).map_err(Error::internal)?,
-                entity: Entity::parse(&entity)
-                    .ok_or_else(|| Error::internal(format!("a change of {entity:?}")))?,
-                id,
-                action: Action::parse(&action)
-                    .ok_or_else(|| Error::internal(format!("a change {action:?}")))?,
-                at,
-            })
+            let (seq, entity, id, action, at) = row?;
+            FeedChange::from_stored(seq, &entity, id, &action, at)
         })
         .collect::<Result<Vec<_>>>()?;
-    let next = changes.last().map_or(since, |c| c.seq);
-    Ok(FeedPage { changes, next })
+    Ok(FeedPage::after(since, changes))
 }
 
 /// Removes up to [`PURGE_BATCH`] of the oldest changes made before `before`, and moves the
