@@ -3,7 +3,7 @@
 //! [`Petstore`] is the shop: the SQLite [`Store`], the PostgreSQL [`PgStore`] and the HTTP
 //! [`Client`](crate::client::Client) all implement it, so local and remote mode are the
 //! same code above this line. [`Database`] is what the API server needs of an engine on top:
-//! API keys, orders placed once per idempotency key, news of every commit, demo data. Both
+//! API keys, commands run once per idempotency key, news of every commit, demo data. Both
 //! engines implement it; the server holds an `Arc<dyn Database>` and never asks which.
 //!
 //! [`Store`]: crate::store::Store
@@ -17,7 +17,7 @@ use tokio::sync::broadcast;
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::domain::*;
 use crate::error::Result;
-use crate::idempotency::{IdempotencyKey, Placed};
+use crate::idempotency::{IdempotencyKey, Once, Placed};
 
 #[async_trait]
 pub trait Petstore: Send + Sync {
@@ -59,6 +59,32 @@ pub trait Database: Petstore {
         new: NewOrder,
         now: DateTime<Utc>,
     ) -> Result<Placed>;
+    /// Adjusts `pet`'s stock by `adjustment` once per `key`, as
+    /// [`place_order_once`](Self::place_order_once) places an order: a retry gets the
+    /// first outcome (the item as it was then, or the refusal) and changes nothing.
+    async fn adjust_inventory_once(
+        &self,
+        key: IdempotencyKey,
+        pet: PetId,
+        adjustment: NewInventoryAdjustment,
+        now: DateTime<Utc>,
+    ) -> Result<Once<InventoryItem>>;
+    /// Changes or completes order `id` with `patch` once per `key`.
+    async fn update_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        patch: OrderPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Once<Order>>;
+    /// Cancels order `id` once per `key`: a retry after it was cancelled gets `Ok(())`
+    /// again, not `not_found`.
+    async fn cancel_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        now: DateTime<Utc>,
+    ) -> Result<Once<()>>;
 
     /// The named key whose secret hashes to `hash`, read afresh for every request, so a key
     /// revoked or rotated by any process is refused from its next request on.

@@ -1,13 +1,20 @@
-//! Idempotency keys for placing orders (IETF httpapi draft "The Idempotency-Key HTTP Header
-//! Field"), the part every engine shares: what a key is, how a request is fingerprinted,
-//! how an outcome is kept and replayed, and the rule for a key seen again. Each store runs
-//! [`decide`] inside the transaction that places the order, so the lookup, the order and
-//! the record commit together or not at all.
+//! Idempotency keys (IETF httpapi draft "The Idempotency-Key HTTP Header Field") for the
+//! commands a till may have to send again: placing an order, adjusting stock, changing or
+//! completing an order, cancelling one. This is the part every engine shares: what a key
+//! is, how a [`Request`] is fingerprinted, how an outcome is kept and replayed, and the
+//! rule for a key seen again ([`replay`]). Each store looks the key up, runs the command
+//! and keeps its outcome in one transaction, so the three commit together or not at all.
+//!
+//! One kind of record serves every command: the fingerprint covers the operation and its
+//! target (a label such as `adjust pet 7`) as well as the body, so a key sent again for
+//! another command, or for the same command on another id, is another request.
 
 use chrono::{DateTime, TimeDelta, Utc};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
-use crate::domain::{NewOrder, Order, Timestamp};
+use crate::domain::{NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
 /// How long a key is remembered unless the server is told otherwise (`--idempotency-window`).
@@ -24,6 +31,12 @@ pub const PURGE_BATCH: i64 = 16;
 
 /// The status kept for a placed order: what `POST /store/orders` answers.
 pub const CREATED: u16 = 201;
+
+/// The status kept for an adjustment and a changed order: the item or order, `200`.
+pub const OK: u16 = 200;
+
+/// The status kept for a cancellation: `204`, no body.
+pub const NO_CONTENT: u16 = 204;
 
 /// A client's key. The draft makes keys unique per client, and a client here is the
 /// credential it authenticates with, so the key is scoped by a hash of that credential:
@@ -73,22 +86,82 @@ impl std::fmt::Debug for IdempotencyKey {
     }
 }
 
-/// What placing an order under a key came to.
+/// What a command sent under a key came to.
 #[derive(Debug)]
-pub struct Placed {
-    /// The order, or why the shop refused it: the first request's outcome, on a replay too.
-    pub outcome: Result<Order>,
-    /// The outcome is an earlier request's, and nothing was placed now.
+pub struct Once<T> {
+    /// What the command answered (the order, the item, nothing for a cancellation), or why
+    /// the shop refused it: the first request's outcome, on a replay too.
+    pub outcome: Result<T>,
+    /// The outcome is an earlier request's, and nothing was done now.
     pub replayed: bool,
 }
+
+/// What placing an order under a key came to.
+pub type Placed = Once<Order>;
 
 /// The request as the order it asks for, in canonical JSON, hashed. The parsed order, not
 /// the raw bytes: key order, spacing, a default written out (`"quantity": 1`) or a time in
 /// another zone do not make a retry a different request, while every field that changes
 /// what is placed does. `NewOrder` rejects unknown fields, so nothing escapes the hash.
+///
+/// The one fingerprint without a label (see [`Request`]): it is what records of orders
+/// were kept under before other commands had keys, so a till's retry across an upgrade
+/// still matches. The labelled ones hash a label first, and a label never begins with the
+/// `{` that an order's JSON does, so no command's fingerprint is an order's.
 pub fn fingerprint(new: &NewOrder) -> Result<[u8; 32]> {
     let canonical = serde_json::to_vec(new).map_err(Error::internal)?;
     Ok(Sha256::digest(canonical).into())
+}
+
+/// `label` (the operation and its target) and the parsed body in canonical JSON, hashed.
+fn labelled(label: &str, body: &impl Serialize) -> Result<[u8; 32]> {
+    let canonical = serde_json::to_vec(body).map_err(Error::internal)?;
+    Ok(Sha256::new()
+        .chain_update(label.as_bytes())
+        .chain_update(b"\0")
+        .chain_update(canonical)
+        .finalize()
+        .into())
+}
+
+/// A command as its key's record knows it: a fingerprint of what was asked (operation,
+/// target and body) and the status its success answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    fingerprint: [u8; 32],
+    success: u16,
+}
+
+impl Request {
+    /// `POST /store/orders` with `new`.
+    pub fn place_order(new: &NewOrder) -> Result<Self> {
+        Ok(Self { fingerprint: fingerprint(new)?, success: CREATED })
+    }
+
+    /// `POST /store/inventory/{pet}/adjustments` with `adjustment`.
+    pub fn adjust_inventory(pet: PetId, adjustment: &NewInventoryAdjustment) -> Result<Self> {
+        Ok(Self { fingerprint: labelled(&format!("adjust pet {pet}"), adjustment)?, success: OK })
+    }
+
+    /// `PATCH /store/orders/{id}` with `patch`. The patch's canonical JSON keeps a
+    /// `"shipDate": null` apart from no `shipDate`, as the operation does.
+    pub fn update_order(id: OrderId, patch: &OrderPatch) -> Result<Self> {
+        Ok(Self { fingerprint: labelled(&format!("update order {id}"), patch)?, success: OK })
+    }
+
+    /// `DELETE /store/orders/{id}`.
+    pub fn cancel_order(id: OrderId) -> Result<Self> {
+        Ok(Self { fingerprint: labelled(&format!("cancel order {id}"), &())?, success: NO_CONTENT })
+    }
+
+    pub fn fingerprint(&self) -> &[u8; 32] {
+        &self.fingerprint
+    }
+
+    /// The status kept for the command's success.
+    pub fn success(&self) -> u16 {
+        self.success
+    }
 }
 
 pub struct Record {
@@ -99,12 +172,13 @@ pub struct Record {
 }
 
 impl Record {
-    /// The first response again.
-    pub fn outcome(&self) -> Result<Result<Order>> {
+    /// The first response again: a success (2xx) as what the command answers, anything
+    /// else as the shop's refusal.
+    pub fn outcome<T: DeserializeOwned>(&self) -> Result<Result<T>> {
         let unreadable =
             |e: serde_json::Error| Error::internal(format!("an unreadable idempotency record: {e}"));
-        if self.status == CREATED {
-            serde_json::from_str::<Order>(&self.body).map(Ok).map_err(unreadable)
+        if (200..300).contains(&self.status) {
+            serde_json::from_str::<T>(&self.body).map(Ok).map_err(unreadable)
         } else {
             serde_json::from_str::<Error>(&self.body).map(Err).map_err(unreadable)
         }
@@ -123,35 +197,42 @@ impl IdempotencyKey {
     }
 }
 
-/// What an outcome is kept as: the status the API answers and its body.
-pub fn encode(outcome: &Result<Order>) -> Result<(u16, String)> {
+/// What the outcome of `request` is kept as: the status the API answers and its body (for
+/// a cancellation, `204` and `null`).
+pub fn encode<T: Serialize>(request: &Request, outcome: &Result<T>) -> Result<(u16, String)> {
     let (status, body) = match outcome {
-        Ok(order) => (CREATED, serde_json::to_string(order)),
+        Ok(answer) => (request.success, serde_json::to_string(answer)),
         Err(refusal) => (refusal.status(), serde_json::to_string(refusal)),
     };
     Ok((status, body.map_err(Error::internal)?))
 }
 
-/// The answer to a key already recorded: the first outcome if the request is the same
-/// order, else `idempotency_key_reused`.
-pub fn replay(key: &IdempotencyKey, first: &Record, fingerprint: &[u8; 32]) -> Result<Placed> {
-    if first.fingerprint != fingerprint {
+/// The answer to a key already recorded: the first outcome if `request` is the same
+/// request (the same operation on the same target with the same body), else
+/// `idempotency_key_reused`.
+pub fn replay<T: DeserializeOwned>(
+    key: &IdempotencyKey,
+    first: &Record,
+    request: &Request,
+) -> Result<Once<T>> {
+    if first.fingerprint != request.fingerprint {
         return Err(Error::new(
             ErrorCode::IdempotencyKeyReused,
             format!(
-                "Idempotency-Key {:?} was used at {} for a different order; send that same \
-                 order again to get its response, or use a new key for a new order",
+                "Idempotency-Key {:?} was used at {} for a different request; send that same \
+                 request again to get its response, or use a new key for a new request",
                 key.key, first.created_at
             ),
         ));
     }
-    Ok(Placed { outcome: first.outcome()?, replayed: true })
+    Ok(Once { outcome: first.outcome()?, replayed: true })
 }
 
-/// Whether a failed attempt is the shop's refusal, kept as the request's outcome, or an
-/// internal failure, which rolls everything back so that a retry is processed afresh.
+/// Whether a failed attempt is the shop's refusal (a 4xx), kept as the request's outcome,
+/// or a failure of the server (`internal`, `busy`), which rolls everything back so that a
+/// retry is processed afresh.
 pub fn is_kept(refusal: &Error) -> bool {
-    refusal.code != ErrorCode::Internal
+    refusal.status() < 500
 }
 
 #[cfg(test)]
@@ -184,6 +265,77 @@ mod tests {
                 "{different}"
             );
         }
+    }
+
+    #[test]
+    fn a_request_is_its_operation_its_target_and_its_body() {
+        let adjustment = |json: &str| parse_body::<NewInventoryAdjustment>(json.as_bytes()).unwrap();
+        let patch = |json: &str| parse_body::<OrderPatch>(json.as_bytes()).unwrap();
+        let (pet, id) = (PetId::try_from(7).unwrap(), OrderId::try_from(7).unwrap());
+        let other = OrderId::try_from(8).unwrap();
+        let delivery = adjustment(r#"{"delta": 4, "reason": "Delivery"}"#);
+        let requests = [
+            Request::place_order(&order(r#"{"petId": 7}"#)).unwrap(),
+            Request::adjust_inventory(pet, &delivery).unwrap(),
+            Request::adjust_inventory(PetId::try_from(8).unwrap(), &delivery).unwrap(),
+            Request::adjust_inventory(pet, &adjustment(r#"{"delta": 5, "reason": "Delivery"}"#)).unwrap(),
+            Request::update_order(id, &patch(r#"{"complete": true}"#)).unwrap(),
+            Request::update_order(other, &patch(r#"{"complete": true}"#)).unwrap(),
+            Request::update_order(id, &patch(r#"{"shipDate": null}"#)).unwrap(),
+            Request::update_order(id, &patch(r#"{"quantity": 2}"#)).unwrap(),
+            Request::cancel_order(id).unwrap(),
+            Request::cancel_order(other).unwrap(),
+        ];
+        for (i, one) in requests.iter().enumerate() {
+            for two in &requests[i + 1..] {
+                assert_ne!(one.fingerprint(), two.fingerprint(), "{one:?} {two:?}");
+            }
+        }
+        // The same command spelled otherwise is the same request.
+        let spelled = adjustment(r#"{ "reason":"Delivery","delta":4 }"#);
+        assert_eq!(Request::adjust_inventory(pet, &spelled).unwrap(), requests[1]);
+        let zoned = patch(r#"{"complete": true, "shipDate": "2026-11-28T11:00:00+01:00"}"#);
+        let utc = patch(r#"{"shipDate": "2026-11-28T10:00:00Z", "complete": true}"#);
+        assert_eq!(Request::update_order(id, &zoned).unwrap(), Request::update_order(id, &utc).unwrap());
+        // An order's fingerprint is what it was before other commands had keys.
+        assert_eq!(requests[0].fingerprint(), &fingerprint(&order(r#"{"petId": 7}"#)).unwrap());
+        let statuses: Vec<u16> = requests.iter().map(Request::success).collect();
+        assert_eq!(statuses, [201, 200, 200, 200, 200, 200, 200, 200, 204, 204]);
+    }
+
+    #[test]
+    fn an_outcome_is_kept_as_its_status_and_body_and_read_back() {
+        let key = IdempotencyKey::new("cred", "k").unwrap();
+        let cancel = Request::cancel_order(OrderId::try_from(3).unwrap()).unwrap();
+        let record = |(status, body): (u16, String)| Record {
+            fingerprint: cancel.fingerprint().to_vec(),
+            status,
+            body,
+            created_at: Timestamp::now(),
+        };
+        let done = record(encode(&cancel, &Ok(())).unwrap());
+        assert_eq!((done.status, done.body.as_str()), (204, "null"));
+        let again = replay::<()>(&key, &done, &cancel).unwrap();
+        assert!(again.replayed);
+        assert_eq!(again.outcome, Ok(()));
+
+        let refusal = Error::new(ErrorCode::OrderCompleted, "order 3 is completed");
+        let refused = record(encode::<()>(&cancel, &Err(refusal.clone())).unwrap());
+        assert_eq!(refused.status, 409);
+        assert_eq!(replay::<()>(&key, &refused, &cancel).unwrap().outcome, Err(refusal));
+
+        let update = Request::update_order(OrderId::try_from(3).unwrap(), &OrderPatch::default()).unwrap();
+        let error = replay::<Order>(&key, &done, &update).unwrap_err();
+        assert_eq!(error.code, ErrorCode::IdempotencyKeyReused);
+        assert!(error.message.contains("\"k\"") && error.message.contains("new key"), "{}", error.message);
+    }
+
+    #[test]
+    fn only_the_shops_refusals_are_kept() {
+        assert!(is_kept(&Error::new(ErrorCode::InsufficientStock, "")));
+        assert!(is_kept(&Error::not_found("order", 1)));
+        assert!(!is_kept(&Error::new(ErrorCode::Internal, "")));
+        assert!(!is_kept(&Error::new(ErrorCode::Busy, "")));
     }
 
     #[test]

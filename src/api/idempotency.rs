@@ -1,21 +1,43 @@
 //! The `Idempotency-Key` request header (IETF httpapi draft "The Idempotency-Key HTTP Header
 //! Field"), parsed at the edge into the store's key and scoped to the credential the
 //! request authenticated with. What a key does is the store's business
-//! ([`Store::place_order_once`](crate::store::Store::place_order_once)).
+//! ([`Database::place_order_once`](crate::backend::Database::place_order_once) and the
+//! other `*_once` commands). Taken by `POST /store/orders`, `PATCH` and `DELETE
+//! /store/orders/{orderId}` and `POST /store/inventory/{petId}/adjustments`.
 
 use axum::extract::FromRequestParts;
 use axum::http::header::HeaderName;
 use axum::http::request::Parts;
+use chrono::{DateTime, Utc};
 
 use super::access::bearer_key;
 use super::error::ApiError;
-use crate::error::Error;
+use super::state::AppState;
+use crate::error::{Error, Result};
+use crate::idempotency::Once;
 use crate::store::IdempotencyKey;
 
 const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 
 /// The request's key, if it sent one.
 pub struct Idempotency(pub Option<IdempotencyKey>);
+
+impl Idempotency {
+    /// The key, kept for the server's `--idempotency-window`, and the time the request is
+    /// run at; `None` without the header, when the command is simply run.
+    pub fn in_window(self, s: &AppState) -> Option<(IdempotencyKey, DateTime<Utc>)> {
+        self.0.map(|key| (key.kept_for(s.idempotency_window), s.clock.now()))
+    }
+}
+
+/// What a command run under a key answers: the first request's outcome, refusal or not,
+/// which the handler renders with its own code, so that a replay is the first response.
+pub fn first_outcome<T>(once: Once<T>) -> Result<T> {
+    if once.replayed {
+        tracing::info!("replayed the first response to an Idempotency-Key");
+    }
+    once.outcome
+}
 
 impl<S: Send + Sync> FromRequestParts<S> for Idempotency {
     type Rejection = ApiError;

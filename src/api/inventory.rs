@@ -6,6 +6,7 @@ use axum::response::{IntoResponse, Response};
 use super::Routes;
 use super::error::ApiResult;
 use super::extract::{JsonBody, Params, PathId};
+use super::idempotency::{Idempotency, first_outcome};
 use super::paging::list_response;
 use super::state::AppState;
 use crate::domain::{InventoryFilter, InventoryUpdate, NewInventoryAdjustment, PetId};
@@ -39,12 +40,18 @@ async fn set(
     Ok(Json(s.store.set_inventory(pet, update).await?))
 }
 
+/// With an `Idempotency-Key`, a retry gets the first response again and adjusts nothing.
 async fn adjust(
     State(s): State<AppState>,
     PathId(pet): PathId<PetId>,
+    key: Idempotency,
     JsonBody(adjustment): JsonBody<NewInventoryAdjustment>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.store.adjust_inventory(pet, adjustment).await?))
+    let item = match key.in_window(&s) {
+        None => s.store.adjust_inventory(pet, adjustment).await?,
+        Some((key, now)) => first_outcome(s.store.adjust_inventory_once(key, pet, adjustment, now).await?)?,
+    };
+    Ok(Json(item))
 }
 
 async fn adjustments(

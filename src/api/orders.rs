@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use super::Routes;
 use super::error::ApiResult;
 use super::extract::{JsonBody, Params, PathId};
-use super::idempotency::Idempotency;
+use super::idempotency::{Idempotency, first_outcome};
 use super::paging::list_response;
 use super::state::AppState;
 use crate::domain::{NewOrder, OrderFilter, OrderId, OrderPatch};
@@ -28,22 +28,15 @@ async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<
 }
 
 /// With an `Idempotency-Key`, a retry gets the first request's response again, refusal or
-/// order, rendered by this same code so the two are identical.
+/// order, rendered by this same code so the two are identical. So do `update` and `cancel`.
 async fn place(
     State(s): State<AppState>,
-    Idempotency(key): Idempotency,
+    key: Idempotency,
     JsonBody(new): JsonBody<NewOrder>,
 ) -> ApiResult<Response> {
-    let order = match key {
+    let order = match key.in_window(&s) {
         None => s.store.place_order(new).await?,
-        Some(key) => {
-            let key = key.kept_for(s.idempotency_window);
-            let placed = s.store.place_order_once(key, new, s.clock.now()).await?;
-            if placed.replayed {
-                tracing::info!("replayed the first response to an Idempotency-Key");
-            }
-            placed.outcome?
-        }
+        Some((key, now)) => first_outcome(s.store.place_order_once(key, new, now).await?)?,
     };
     Ok(super::created(format!("/store/orders/{}", order.id), order))
 }
@@ -55,12 +48,24 @@ async fn get(State(s): State<AppState>, PathId(id): PathId<OrderId>) -> ApiResul
 async fn update(
     State(s): State<AppState>,
     PathId(id): PathId<OrderId>,
+    key: Idempotency,
     JsonBody(patch): JsonBody<OrderPatch>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.store.update_order(id, patch).await?))
+    let order = match key.in_window(&s) {
+        None => s.store.update_order(id, patch).await?,
+        Some((key, now)) => first_outcome(s.store.update_order_once(key, id, patch, now).await?)?,
+    };
+    Ok(Json(order))
 }
 
-async fn cancel(State(s): State<AppState>, PathId(id): PathId<OrderId>) -> ApiResult<StatusCode> {
-    s.store.cancel_order(id).await?;
+async fn cancel(
+    State(s): State<AppState>,
+    PathId(id): PathId<OrderId>,
+    key: Idempotency,
+) -> ApiResult<StatusCode> {
+    match key.in_window(&s) {
+        None => s.store.cancel_order(id).await?,
+        Some((key, now)) => first_outcome(s.store.cancel_order_once(key, id, now).await?)?,
+    }
     Ok(StatusCode::NO_CONTENT)
 }

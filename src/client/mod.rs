@@ -12,6 +12,7 @@ mod backend;
 mod base_url;
 mod errors;
 mod feed;
+mod once;
 mod transport;
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! [`Error`]; the [`Answer`] then decodes the body into what the operation returns.
 
 use reqwest::Method;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, LOCATION};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -12,6 +12,7 @@ use super::base_url::BaseUrl;
 use super::errors::{self, Call};
 use crate::domain::Paged;
 use crate::error::{Error, Result};
+use crate::idempotency::IdempotencyKey;
 
 /// A successful (2xx) answer, body read in full.
 pub(super) struct Answer {
@@ -44,6 +45,20 @@ impl Client {
         self.exchange(method, segments, &[], Some(json)).await
     }
 
+    /// Sends a command, with `body` as JSON if it has one, under the `Idempotency-Key`
+    /// `key`, so that the server runs it once however often it is sent (see `once.rs`).
+    pub(super) async fn send_once<B: Serialize>(
+        &self,
+        method: Method,
+        segments: &[&str],
+        key: &str,
+        body: Option<&B>,
+    ) -> Result<Answer> {
+        let key = idempotency_key(key)?;
+        let json = body.map(serde_json::to_vec).transpose().map_err(Error::internal)?;
+        self.exchange_with(method, segments, &[], json, Some(key)).await
+    }
+
     async fn exchange(
         &self,
         method: Method,
@@ -51,12 +66,26 @@ impl Client {
         query: &[(&str, String)],
         body: Option<Vec<u8>>,
     ) -> Result<Answer> {
+        self.exchange_with(method, segments, query, body, None).await
+    }
+
+    async fn exchange_with(
+        &self,
+        method: Method,
+        segments: &[&str],
+        query: &[(&str, String)],
+        body: Option<Vec<u8>>,
+        idempotency_key: Option<HeaderValue>,
+    ) -> Result<Answer> {
         let url = self.base.join(segments);
         let path = url.path().to_owned();
         let call = Call { base: &self.base, method: &method, path: &path };
         let mut request = self.http.request(method.clone(), url).header(ACCEPT, "application/json");
         if !query.is_empty() {
             request = request.query(query);
+        }
+        if let Some(key) = idempotency_key {
+            request = request.header(IDEMPOTENCY_KEY, key);
         }
         if let Some(body) = body {
             request = request.header(CONTENT_TYPE, "application/json").body(body);
@@ -94,6 +123,26 @@ impl Client {
         }
         Ok(body)
     }
+}
+
+const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+
+/// `key` as the header's value: an RFC 8941 sf-string (the draft's form), in double quotes
+/// with each `"` and `\` escaped by a `\`, so that any key the server accepts (1 to 255
+/// printable ASCII characters, spaces and quotes included) arrives as it was given.
+/// Another key is refused here, by the server's own rule, before anything is sent.
+pub(super) fn idempotency_key(key: &str) -> Result<HeaderValue> {
+    IdempotencyKey::new("", key).map_err(|why| Error::validation(format!("an Idempotency-Key {why}")))?;
+    let mut quoted = String::with_capacity(key.len() + 2);
+    quoted.push('"');
+    for c in key.chars() {
+        if c == '"' || c == '\\' {
+            quoted.push('\\');
+        }
+        quoted.push(c);
+    }
+    quoted.push('"');
+    HeaderValue::from_str(&quoted).map_err(Error::internal)
 }
 
 /// The error a non-2xx answer with `body` stands for.

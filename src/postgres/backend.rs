@@ -12,7 +12,7 @@ use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Change, Database, Petstore, SeedReport};
 use crate::domain::*;
 use crate::error::Result;
-use crate::idempotency::{IdempotencyKey, Placed};
+use crate::idempotency::{IdempotencyKey, Once, Placed};
 
 /// Runs `$body` (an expression using `$tx`, the transaction) as one write: in a
 /// transaction on a pooled connection that announces `$change` and commits. On an error
@@ -133,6 +133,32 @@ impl Database for PgStore {
         now: DateTime<Utc>,
     ) -> Result<Placed> {
         PgStore::place_order_once(self, key, new, now).await
+    }
+    async fn adjust_inventory_once(
+        &self,
+        key: IdempotencyKey,
+        pet: PetId,
+        adjustment: NewInventoryAdjustment,
+        now: DateTime<Utc>,
+    ) -> Result<Once<InventoryItem>> {
+        PgStore::adjust_inventory_once(self, key, pet, adjustment, now).await
+    }
+    async fn update_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        patch: OrderPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Once<Order>> {
+        PgStore::update_order_once(self, key, id, patch, now).await
+    }
+    async fn cancel_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        now: DateTime<Utc>,
+    ) -> Result<Once<()>> {
+        PgStore::cancel_order_once(self, key, id, now).await
     }
     async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
         PgStore::find_key(self, hash).await

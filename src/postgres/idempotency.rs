@@ -1,23 +1,33 @@
-//! Idempotency keys for placing orders on PostgreSQL (the rules are `crate::idempotency`'s),
-//! unique across replicas.
+//! Idempotency keys on PostgreSQL (the rules are `crate::idempotency`'s): placing an order,
+//! adjusting stock, changing or completing an order and cancelling one, each once per key
+//! across every replica.
 //!
-//! The transaction that places the order first CLAIMS the key: `INSERT ... ON CONFLICT DO
+//! The transaction that runs the command first CLAIMS the key: `INSERT ... ON CONFLICT DO
 //! NOTHING` of a record still without an outcome. A second request with the same key, on
 //! any replica, then waits on the unique index until the first transaction ends: if it
 //! committed, the second finds the record and replays the first answer; if it rolled back
-//! (an internal failure, which is not kept), the second claims the key and places afresh.
-//! The claim, the order and the outcome commit together, so a crash keeps both or neither.
+//! (an internal failure, which is not kept), the second claims the key and runs afresh.
+//! The claim, the change and the outcome commit together, so a crash keeps both or neither.
 
 use chrono::{DateTime, Utc};
-use deadpool_postgres::GenericClient;
+use deadpool_postgres::{GenericClient, Transaction};
+use futures_util::future::BoxFuture;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
-use super::orders;
 use super::types::col;
-use super::{PgStore, pg};
+use super::{PgStore, inventory, orders, pg};
 use crate::backend::Change;
-use crate::domain::{NewOrder, Order, Timestamp};
+use crate::domain::{
+    InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId, Timestamp,
+};
 use crate::error::{Error, Result};
-use crate::idempotency::{self, IdempotencyKey, PURGE_BATCH, Placed, Record, fingerprint};
+use crate::idempotency::{self, IdempotencyKey, Once, PURGE_BATCH, Placed, Record, Request};
+
+/// A command run in the transaction that holds its key: what it answers, or the shop's
+/// refusal (`Ok(Err(_))`, kept as the outcome, with whatever it wrote undone); an internal
+/// failure (`Err(_)`) fails the whole transaction, claim included.
+type Command<T> = Box<dyn for<'a> FnOnce(&'a Transaction<'a>) -> BoxFuture<'a, Result<Result<T>>> + Send>;
 
 impl PgStore {
     /// Places `new` once per `key` across every replica: the first time for real, later
@@ -29,24 +39,93 @@ impl PgStore {
         new: NewOrder,
         now: DateTime<Utc>,
     ) -> Result<Placed> {
-        let fingerprint = fingerprint(&new)?;
+        let request = Request::place_order(&new)?;
+        let command: Command<Order> = Box::new(move |tx| Box::pin(async move { place(tx, &new).await }));
+        self.once(Change::Orders, key, request, now, command).await
+    }
+
+    /// Adjusts `pet`'s stock by `adjustment` once per `key`, across every replica.
+    pub async fn adjust_inventory_once(
+        &self,
+        key: IdempotencyKey,
+        pet: PetId,
+        adjustment: NewInventoryAdjustment,
+        now: DateTime<Utc>,
+    ) -> Result<Once<InventoryItem>> {
+        let request = Request::adjust_inventory(pet, &adjustment)?;
+        let command: Command<InventoryItem> = Box::new(move |tx| {
+            Box::pin(async move { undone_if_refused(tx, inventory::adjust(tx, pet, &adjustment)).await })
+        });
+        self.once(Change::Inventory, key, request, now, command).await
+    }
+
+    /// Changes or completes order `id` with `patch` once per `key`, across every replica.
+    pub async fn update_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        patch: OrderPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Once<Order>> {
+        let request = Request::update_order(id, &patch)?;
+        let command: Command<Order> = Box::new(move |tx| {
+            Box::pin(async move { undone_if_refused(tx, orders::update(tx, id, &patch)).await })
+        });
+        self.once(Change::Orders, key, request, now, command).await
+    }
+
+    /// Cancels order `id` once per `key`, across every replica: a retry of a cancellation
+    /// that was done answers that it was done, not that the order no longer exists.
+    pub async fn cancel_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        now: DateTime<Utc>,
+    ) -> Result<Once<()>> {
+        let request = Request::cancel_order(id)?;
+        let command: Command<()> =
+            Box::new(move |tx| Box::pin(async move { undone_if_refused(tx, orders::cancel(tx, id)).await }));
+        self.once(Change::Orders, key, request, now, command).await
+    }
+
+    /// Runs `command` once per `key`: claims the key, or replays its record, in a
+    /// transaction that also keeps the command's outcome. A change made is announced, as
+    /// orders are, just after its commit (see `changes.rs`).
+    async fn once<T>(
+        &self,
+        change: Change,
+        key: IdempotencyKey,
+        request: Request,
+        now: DateTime<Utc>,
+        command: Command<T>,
+    ) -> Result<Once<T>>
+    where
+        T: Serialize + DeserializeOwned + Send,
+    {
         let mut client = self.client().await?;
         // A record that another transaction purged between our claim and our look can only
         // be met a few times in a row.
-        for _ in 0..3 {
+        let mut tries = 0;
+        let (tx, id) = loop {
             let tx = client.transaction().await.map_err(pg)?;
-            let placed = match claim(&tx, &key, &fingerprint, now).await? {
-                Claim::Ours(id) => place(&tx, id, &new, &fingerprint, now, key.expires_at(now)).await?,
-                Claim::Recorded(first) => idempotency::replay(&key, &first, &fingerprint)?,
-                Claim::Gone => continue,
-            };
-            tx.commit().await.map_err(pg)?;
-            if !placed.replayed && placed.outcome.is_ok() {
-                self.inner.notifier.announce(Change::Orders);
+            match claim(&tx, &key, &request, now).await? {
+                Claim::Ours(id) => break (tx, id),
+                Claim::Recorded(first) => {
+                    let replayed = idempotency::replay(&key, &first, &request)?;
+                    tx.commit().await.map_err(pg)?;
+                    return Ok(replayed);
+                }
+                Claim::Gone if tries < 2 => tries += 1,
+                Claim::Gone => return Err(Error::internal("an idempotency record kept disappearing")),
             }
-            return Ok(placed);
+        };
+        let outcome = command(&tx).await?;
+        keep(&tx, id, &request, &outcome, now, key.expires_at(now)).await?;
+        tx.commit().await.map_err(pg)?;
+        if outcome.is_ok() {
+            self.inner.notifier.announce(change);
         }
-        Err(Error::internal("an idempotency record kept disappearing"))
+        Ok(Once { outcome, replayed: false })
     }
 }
 
@@ -62,7 +141,7 @@ enum Claim {
 async fn claim(
     c: &impl GenericClient,
     key: &IdempotencyKey,
-    fingerprint: &[u8; 32],
+    request: &Request,
     now: DateTime<Utc>,
 ) -> Result<Claim> {
     let sql = "INSERT INTO idempotency_keys (scope, key, fingerprint, status, body, created_at, expires_at)
@@ -75,7 +154,7 @@ async fn claim(
             &[
                 &&key.scope()[..],
                 &key.key(),
-                &&fingerprint[..],
+                &&request.fingerprint()[..],
                 &Timestamp::from(now).to_string(),
                 &key.expires_at(now),
             ],
@@ -86,7 +165,7 @@ async fn claim(
         return Ok(Claim::Ours(col(&row, 0)?));
     }
     // Another request's record, committed: locked, so that of two requests finding it
-    // expired only one places anew and the other replays what that one placed.
+    // expired only one runs anew and the other replays what that one did.
     let sql = "SELECT id, fingerprint, status, body, created_at, expires_at FROM idempotency_keys
                WHERE scope = $1 AND key = $2 FOR UPDATE";
     let found = c
@@ -105,23 +184,29 @@ async fn claim(
     }))
 }
 
-/// Places the order under the claimed record `id` and keeps its outcome there.
-async fn place(
+/// Keeps the outcome in the claimed record `id`, and clears a few expired records.
+async fn keep<T: Serialize>(
     c: &impl GenericClient,
     id: i64,
-    new: &NewOrder,
-    fingerprint: &[u8; 32],
+    request: &Request,
+    outcome: &Result<T>,
     now: DateTime<Utc>,
     expires_at: i64,
-) -> Result<Placed> {
-    let outcome = attempt(c, new).await?;
-    let (status, body) = idempotency::encode(&outcome)?;
+) -> Result<()> {
+    let (status, body) = idempotency::encode(request, outcome)?;
     let sql = "UPDATE idempotency_keys SET fingerprint = $2, status = $3, body = $4, created_at = $5,
                                           expires_at = $6
                WHERE id = $1";
     c.execute(
         &c.prepare_cached(sql).await.map_err(pg)?,
-        &[&id, &&fingerprint[..], &i32::from(status), &body, &Timestamp::from(now).to_string(), &expires_at],
+        &[
+            &id,
+            &&request.fingerprint()[..],
+            &i32::from(status),
+            &body,
+            &Timestamp::from(now).to_string(),
+            &expires_at,
+        ],
     )
     .await
     .map_err(pg)?;
@@ -133,18 +218,41 @@ async fn place(
     c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&now.timestamp(), &PURGE_BATCH, &id])
         .await
         .map_err(pg)?;
-    Ok(Placed { outcome, replayed: false })
+    Ok(())
 }
 
 /// The order, or the shop's refusal as the outcome. Every refusal of `orders::place` comes
-/// before it writes anything, so a refusal needs no savepoint to undo; an internal failure
-/// fails the whole transaction, claim included.
-async fn attempt(c: &impl GenericClient, new: &NewOrder) -> Result<Result<Order>> {
+/// before it writes anything, so a refusal needs no savepoint to undo (placing orders is
+/// the hot write a till's queue replays).
+async fn place(c: &impl GenericClient, new: &NewOrder) -> Result<Result<Order>> {
     let placed = match orders::place_fast(c, new).await? {
         Some(order) => Ok(order),
         None => orders::place(c, new).await,
     };
-    match placed {
+    kept(placed)
+}
+
+/// Runs `command` in a savepoint: its refusal becomes the outcome with whatever it wrote
+/// undone (cancelling deletes the order before the returned stock can be refused, for
+/// one). `command` has not started yet: a future does nothing until awaited.
+async fn undone_if_refused<T>(
+    c: &impl GenericClient,
+    command: impl Future<Output = Result<T>>,
+) -> Result<Result<T>> {
+    c.batch_execute("SAVEPOINT idempotent_command").await.map_err(pg)?;
+    let outcome = kept(command.await)?;
+    let end = if outcome.is_ok() {
+        "RELEASE idempotent_command"
+    } else {
+        "ROLLBACK TO idempotent_command; RELEASE idempotent_command"
+    };
+    c.batch_execute(end).await.map_err(pg)?;
+    Ok(outcome)
+}
+
+/// The outcome to keep, or the failure that is not one.
+fn kept<T>(result: Result<T>) -> Result<Result<T>> {
+    match result {
         Err(e) if !idempotency::is_kept(&e) => Err(e),
         outcome => Ok(outcome),
     }

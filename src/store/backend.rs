@@ -10,7 +10,7 @@ use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Database, Petstore, SeedReport};
 use crate::domain::*;
 use crate::error::Result;
-use crate::idempotency::{IdempotencyKey, Placed};
+use crate::idempotency::{IdempotencyKey, Once, Placed};
 
 #[async_trait]
 impl Petstore for Store {
@@ -100,6 +100,32 @@ impl Database for Store {
         now: DateTime<Utc>,
     ) -> Result<Placed> {
         Store::place_order_once(self, key, new, now).await
+    }
+    async fn adjust_inventory_once(
+        &self,
+        key: IdempotencyKey,
+        pet: PetId,
+        adjustment: NewInventoryAdjustment,
+        now: DateTime<Utc>,
+    ) -> Result<Once<InventoryItem>> {
+        Store::adjust_inventory_once(self, key, pet, adjustment, now).await
+    }
+    async fn update_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        patch: OrderPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Once<Order>> {
+        Store::update_order_once(self, key, id, patch, now).await
+    }
+    async fn cancel_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        now: DateTime<Utc>,
+    ) -> Result<Once<()>> {
+        Store::cancel_order_once(self, key, id, now).await
     }
     async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
         Store::find_key(self, hash).await

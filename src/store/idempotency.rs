@@ -1,27 +1,32 @@
-//! Idempotency keys for placing orders on SQLite (the rules are `crate::idempotency`'s).
-//! The first request with a key is processed and its outcome kept, with a fingerprint of
-//! the request, for [`KEY_LIFETIME`]; a retry gets that outcome again and places nothing.
+//! Idempotency keys on SQLite (the rules are `crate::idempotency`'s): placing an order,
+//! adjusting stock, changing or completing an order and cancelling one. The first request
+//! with a key is processed and its outcome kept, with a fingerprint of the request, for
+//! [`KEY_LIFETIME`]; a retry gets that outcome again and changes nothing.
 //!
-//! The lookup, the order and the key's record are one `BEGIN IMMEDIATE` transaction on the
-//! one writer connection. So two requests with the same key at once are serialised by
+//! The lookup, the command and the key's record are one `BEGIN IMMEDIATE` transaction on
+//! the one writer connection. So two requests with the same key at once are serialised by
 //! SQLite and the second finds the first's record and replays it (the draft's "request in
-//! progress" 409 is never needed), and a crash keeps both the order and its record or
-//! neither: never an order that a retry would place a second time.
+//! progress" 409 is never needed), and a crash keeps both the change and its record or
+//! neither: never a change that a retry would make a second time.
 
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
-use super::{Change, Store, orders};
-use crate::domain::{NewOrder, Order, Timestamp};
+use super::{Change, Store, inventory, orders};
+use crate::domain::{
+    InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId, Timestamp,
+};
 use crate::error::Result;
 #[cfg(doc)]
 use crate::idempotency::KEY_LIFETIME;
-use crate::idempotency::{self, IdempotencyKey, PURGE_BATCH, Placed, Record, fingerprint};
+use crate::idempotency::{self, IdempotencyKey, Once, PURGE_BATCH, Placed, Record, Request};
 
 impl Store {
     /// Places `new` once per `key`: the first time for real, later (until the key expires
     /// at `now` + [`KEY_LIFETIME`]) by returning the first outcome. The same key with a
-    /// different order is refused with `idempotency_key_reused`.
+    /// different request is refused with `idempotency_key_reused`.
     ///
     /// Kept: the order, and the shop's refusals (`invalid_reference`, `pet_not_available`,
     /// `insufficient_stock`), which are the request's real outcome. Not kept: an internal
@@ -32,32 +37,91 @@ impl Store {
         new: NewOrder,
         now: DateTime<Utc>,
     ) -> Result<Placed> {
-        self.write(Change::Orders, move |tx| place_once(tx, &key, &new, now)).await
+        let request = Request::place_order(&new)?;
+        self.once(Change::Orders, key, request, now, move |c| orders::place(c, &new)).await
+    }
+
+    /// Adjusts `pet`'s stock by `adjustment` once per `key`, as
+    /// [`place_order_once`](Self::place_order_once) places an order.
+    pub async fn adjust_inventory_once(
+        &self,
+        key: IdempotencyKey,
+        pet: PetId,
+        adjustment: NewInventoryAdjustment,
+        now: DateTime<Utc>,
+    ) -> Result<Once<InventoryItem>> {
+        let request = Request::adjust_inventory(pet, &adjustment)?;
+        self.once(Change::Inventory, key, request, now, move |c| inventory::adjust(c, pet, &adjustment)).await
+    }
+
+    /// Changes or completes order `id` with `patch` once per `key`.
+    pub async fn update_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        patch: OrderPatch,
+        now: DateTime<Utc>,
+    ) -> Result<Once<Order>> {
+        let request = Request::update_order(id, &patch)?;
+        self.once(Change::Orders, key, request, now, move |c| orders::update(c, id, &patch)).await
+    }
+
+    /// Cancels order `id` once per `key`: a retry of a cancellation that was done answers
+    /// that it was done, not that the order no longer exists.
+    pub async fn cancel_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        now: DateTime<Utc>,
+    ) -> Result<Once<()>> {
+        let request = Request::cancel_order(id)?;
+        self.once(Change::Orders, key, request, now, move |c| orders::cancel(c, id)).await
+    }
+
+    /// Runs `command` once per `key`, in one write that announces `change`.
+    async fn once<T, F>(
+        &self,
+        change: Change,
+        key: IdempotencyKey,
+        request: Request,
+        now: DateTime<Utc>,
+        command: F,
+    ) -> Result<Once<T>>
+    where
+        T: Serialize + DeserializeOwned + Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        self.write(change, move |tx| run_once(tx, &key, &request, now, command)).await
     }
 }
 
-fn place_once(conn: &Connection, key: &IdempotencyKey, new: &NewOrder, now: DateTime<Utc>) -> Result<Placed> {
-    let fingerprint = fingerprint(new)?;
+fn run_once<T: Serialize + DeserializeOwned>(
+    conn: &Connection,
+    key: &IdempotencyKey,
+    request: &Request,
+    now: DateTime<Utc>,
+    command: impl FnOnce(&Connection) -> Result<T>,
+) -> Result<Once<T>> {
     if let Some(first) = find(conn, key, now)? {
-        return idempotency::replay(key, &first, &fingerprint);
+        return idempotency::replay(key, &first, request);
     }
-    let outcome = attempt(conn, new)?;
-    record(conn, key, &fingerprint, &outcome, now)?;
-    Ok(Placed { outcome, replayed: false })
+    let outcome = attempt(conn, command)?;
+    record(conn, key, request, &outcome, now)?;
+    Ok(Once { outcome, replayed: false })
 }
 
-/// Places the order inside a savepoint. The shop's refusal becomes the outcome (and
+/// Runs the command inside a savepoint. The shop's refusal becomes the outcome (and
 /// whatever the attempt wrote is undone); an internal failure fails the transaction.
-fn attempt(conn: &Connection, new: &NewOrder) -> Result<Result<Order>> {
-    conn.execute_batch("SAVEPOINT place_order")?;
-    match orders::place(conn, new) {
-        Ok(order) => {
-            conn.execute_batch("RELEASE place_order")?;
-            Ok(Ok(order))
+fn attempt<T>(conn: &Connection, command: impl FnOnce(&Connection) -> Result<T>) -> Result<Result<T>> {
+    conn.execute_batch("SAVEPOINT idempotent_command")?;
+    match command(conn) {
+        Ok(answer) => {
+            conn.execute_batch("RELEASE idempotent_command")?;
+            Ok(Ok(answer))
         }
         Err(e) if !idempotency::is_kept(&e) => Err(e),
         Err(refusal) => {
-            conn.execute_batch("ROLLBACK TO place_order; RELEASE place_order")?;
+            conn.execute_batch("ROLLBACK TO idempotent_command; RELEASE idempotent_command")?;
             Ok(Err(refusal))
         }
     }
@@ -78,14 +142,14 @@ fn find(conn: &Connection, key: &IdempotencyKey, now: DateTime<Utc>) -> Result<O
 
 /// Keeps `outcome` under `key`, replacing the key's expired record if there is one, and
 /// clears a few expired records of any client.
-fn record(
+fn record<T: Serialize>(
     conn: &Connection,
     key: &IdempotencyKey,
-    fingerprint: &[u8; 32],
-    outcome: &Result<Order>,
+    request: &Request,
+    outcome: &Result<T>,
     now: DateTime<Utc>,
 ) -> Result<()> {
-    let (status, body) = idempotency::encode(outcome)?;
+    let (status, body) = idempotency::encode(request, outcome)?;
     conn.prepare_cached(
         "DELETE FROM idempotency_keys WHERE id IN
            (SELECT id FROM idempotency_keys WHERE expires_at <= ?1 ORDER BY expires_at LIMIT ?2)",
@@ -101,7 +165,7 @@ fn record(
     .execute(params![
         &key.scope()[..],
         key.key(),
-        &fingerprint[..],
+        &request.fingerprint()[..],
         status,
         body,
         Timestamp::from(now),
@@ -117,7 +181,7 @@ mod tests {
     use super::*;
     use crate::api::parse_body;
     use crate::backend::Petstore;
-    use crate::domain::{InventoryUpdate, NewPet, PetId};
+    use crate::domain::{InventoryUpdate, NewPet};
     use crate::error::ErrorCode;
 
     fn at(hours: i64) -> DateTime<Utc> {
@@ -216,5 +280,70 @@ mod tests {
         let elsewhere = IdempotencyKey::new("another credential", "k").unwrap();
         let placed = store.place_order_once(elsewhere, other, at(1)).await.unwrap();
         assert_eq!(placed.outcome.unwrap().quantity, 3, "another client's key is its own");
+    }
+
+    #[tokio::test]
+    async fn every_command_runs_once_per_key_and_a_key_is_one_command() {
+        let (_dir, store, pet) = shop(10).await;
+        let key = |k: &str| IdempotencyKey::new("cred", k).unwrap();
+        let delivery =
+            parse_body::<NewInventoryAdjustment>(br#"{"delta": 5, "reason": "Delivery"}"#).unwrap();
+        let first = store.adjust_inventory_once(key("adjust"), pet, delivery.clone(), at(0)).await.unwrap();
+        let again = store.adjust_inventory_once(key("adjust"), pet, delivery.clone(), at(1)).await.unwrap();
+        assert!(!first.replayed && again.replayed);
+        assert_eq!(again.outcome.unwrap(), first.outcome.unwrap());
+        assert_eq!(count(&store, "SELECT stock FROM pets").await, 15);
+        assert_eq!(
+            count(&store, "SELECT count(*) FROM inventory_adjustments").await,
+            2,
+            "the count set, one delivery"
+        );
+
+        let placed =
+            store.place_order(order(&format!(r#"{{"petId": {pet}, "quantity": 2}}"#))).await.unwrap();
+        let complete = parse_body::<OrderPatch>(br#"{"complete": true}"#).unwrap();
+        let done =
+            store.update_order_once(key("complete"), placed.id, complete.clone(), at(0)).await.unwrap();
+        let again =
+            store.update_order_once(key("complete"), placed.id, complete.clone(), at(1)).await.unwrap();
+        assert!(again.replayed, "not order_completed: the first answer");
+        assert_eq!(again.outcome.unwrap(), done.outcome.unwrap());
+
+        let open = store.place_order(order(&format!(r#"{{"petId": {pet}}}"#))).await.unwrap();
+        assert!(store.cancel_order_once(key("cancel"), open.id, at(0)).await.unwrap().outcome.is_ok());
+        let again = store.cancel_order_once(key("cancel"), open.id, at(1)).await.unwrap();
+        assert!(again.replayed, "not not_found: the first answer");
+        assert_eq!(again.outcome, Ok(()));
+        assert_eq!(count(&store, "SELECT stock FROM pets").await, 13);
+
+        // Each key stands for its one command, whatever else is sent under it.
+        let reused = [
+            store.cancel_order_once(key("adjust"), open.id, at(2)).await.map(drop),
+            store.update_order_once(key("cancel"), open.id, complete.clone(), at(2)).await.map(drop),
+            store.cancel_order_once(key("complete"), placed.id, at(2)).await.map(drop),
+            store
+                .adjust_inventory_once(key("adjust"), PetId::try_from(999).unwrap(), delivery, at(2))
+                .await
+                .map(drop),
+        ];
+        for error in reused {
+            assert_eq!(error.unwrap_err().code, ErrorCode::IdempotencyKeyReused);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refusal_after_a_write_keeps_the_refusal_and_undoes_the_write() {
+        let (_dir, store, pet) = shop(10).await;
+        let open = store.place_order(order(&format!(r#"{{"petId": {pet}, "quantity": 3}}"#))).await.unwrap();
+        let full = parse_body::<InventoryUpdate>(br#"{"quantity": 1000000}"#).unwrap();
+        store.set_inventory(pet, full).await.unwrap();
+        // The order is deleted before its returned stock is found to be above the maximum.
+        let key = || IdempotencyKey::new("cred", "cancel").unwrap();
+        let first = store.cancel_order_once(key(), open.id, at(0)).await.unwrap();
+        assert_eq!(first.outcome.unwrap_err().code, ErrorCode::ValidationFailed);
+        assert_eq!(store.get_order(open.id).await.unwrap(), open, "the deletion was undone");
+        let again = store.cancel_order_once(key(), open.id, at(1)).await.unwrap();
+        assert!(again.replayed);
+        assert_eq!(again.outcome.unwrap_err().code, ErrorCode::ValidationFailed);
     }
 }

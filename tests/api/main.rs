@@ -18,6 +18,7 @@ mod docs;
 mod errors;
 mod fuzz;
 mod idempotency;
+mod idempotent_commands;
 mod idle_connections;
 mod inventory;
 mod keys;

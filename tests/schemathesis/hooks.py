@@ -10,9 +10,11 @@ request by design:
 - `validation_failed` from an adjustment whose `delta`, or from a cancellation or smaller
   order whose returned units, would take the stock above 1,000,000: the schema bounds each
   number on its own; the sum with the current stock is state.
-- `422 idempotency_key_reused` from `POST /store/orders`: an `Idempotency-Key` already used
-  for another order. The schema can say what a key looks like, not that it is unused (and
-  the examples phase sends the document's one example key with every example body).
+- `422 idempotency_key_reused` from an operation that takes an `Idempotency-Key` (placing,
+  changing and cancelling an order, adjusting stock): a key already used for another
+  request. The schema can say what a key looks like, not that it is unused (and the
+  examples phase sends the document's one example key with every example body, of every
+  one of those operations).
 
 This check is the built-in one with exactly those answers let through (recognised by
 status, code, operation and message), so any other 4xx to valid data still fails the run.
@@ -27,6 +29,9 @@ from schemathesis.specs.openapi.checks import positive_data_acceptance
 ADJUSTMENTS = "/store/inventory/{petId}/adjustments"
 ORDERS = "/store/orders"
 CHANGES = "/changes"
+# The operations that take an Idempotency-Key (openapi.yaml).
+IDEMPOTENT = {("POST", ORDERS), ("PATCH", ORDERS + "/{orderId}"), ("DELETE", ORDERS + "/{orderId}"),
+              ("POST", ADJUSTMENTS)}
 
 
 def _error(response):
@@ -57,7 +62,7 @@ def _is_state_dependent_refusal(case, response):
     if response.status_code == 410:
         return code == "gone" and case.operation.path == CHANGES
     if response.status_code == 422:
-        return code == "idempotency_key_reused" and method == "POST" and case.operation.path == ORDERS
+        return code == "idempotency_key_reused" and (method, case.operation.path) in IDEMPOTENT
     if response.status_code != 400:
         return False
     if code == "invalid_reference":

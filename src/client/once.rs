@@ -1,0 +1,64 @@
+//! The commands a till may have to send again, each under an `Idempotency-Key` of the
+//! caller's choosing (a UUID per command, kept with it until the server has answered), so
+//! that the server runs it once however often it is sent: after a timeout, a lost
+//! connection, or a restart of the app with the command still queued. A retry with the
+//! same key and the same command gets the first answer again, success or refusal; the same
+//! key with another command is `422 idempotency_key_reused`. Keys belong to the API key
+//! the client sends, and the server keeps them for its `--idempotency-window` (7 days
+//! unless configured).
+//!
+//! A key must be 1 to 255 printable ASCII characters; another is refused with
+//! `validation_failed` before anything is sent.
+
+use reqwest::Method;
+
+use super::Client;
+use crate::domain::{InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId};
+use crate::error::Result;
+
+impl Client {
+    /// `POST /store/orders` under `key`.
+    pub async fn place_order_once(&self, key: &str, new: NewOrder) -> Result<Order> {
+        self.send_once(Method::POST, &["store", "orders"], key, Some(&new)).await?.json()
+    }
+
+    /// `POST /store/inventory/{pet}/adjustments` under `key`.
+    pub async fn adjust_inventory_once(
+        &self,
+        key: &str,
+        pet: PetId,
+        adjustment: NewInventoryAdjustment,
+    ) -> Result<InventoryItem> {
+        let path = ["store", "inventory", &pet.to_string(), "adjustments"];
+        self.send_once(Method::POST, &path, key, Some(&adjustment)).await?.json()
+    }
+
+    /// `PATCH /store/orders/{id}` under `key`: changes or completes the order.
+    pub async fn update_order_once(&self, key: &str, id: OrderId, patch: OrderPatch) -> Result<Order> {
+        let path = ["store", "orders", &id.to_string()];
+        self.send_once(Method::PATCH, &path, key, Some(&patch)).await?.json()
+    }
+
+    /// `DELETE /store/orders/{id}` under `key`: a retry after the order was cancelled
+    /// answers `Ok(())` again, not `not_found`.
+    pub async fn cancel_order_once(&self, key: &str, id: OrderId) -> Result<()> {
+        let path = ["store", "orders", &id.to_string()];
+        self.send_once::<()>(Method::DELETE, &path, key, None).await.map(drop)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::transport::idempotency_key;
+
+    #[test]
+    fn a_key_is_sent_as_an_sf_string() {
+        let value = |key: &str| idempotency_key(key).unwrap().to_str().unwrap().to_owned();
+        assert_eq!(value("8e03978e-40d5"), r#""8e03978e-40d5""#);
+        assert_eq!(value(r#"a "b" \c"#), r#""a \"b\" \\c""#);
+        for bad in ["", "caf\u{e9}", "tab\there", &"k".repeat(256)] {
+            let error = idempotency_key(bad).unwrap_err();
+            assert_eq!(error.code, crate::error::ErrorCode::ValidationFailed, "{bad:?}");
+        }
+    }
+}
