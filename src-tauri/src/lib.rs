@@ -21,7 +21,9 @@ pub use backend::{Backend, Target};
 pub use error::{CommandError, CommandResult};
 pub use local_api::{LocalApi, LocalApiStatus};
 pub use secret_store::RemoteKeyStorage;
-pub use settings::{BackendKind, LocalApiSettings, Settings, SettingsInput, SettingsView};
+pub use settings::{
+    BackendKind, LocalApiSettings, ProvisionedRemote, Provisioning, Settings, SettingsInput, SettingsView,
+};
 pub use shell::{ConnectionReport, Shell, Status};
 
 /// Work around blank windows on some Linux GPU stacks (WebKitGTK's DMA-BUF renderer), and
@@ -46,15 +48,20 @@ pub struct Launch {
     pub data_dir: Option<PathBuf>,
     /// The local API's port until Settings say otherwise; default 8787 (0 picks a free one).
     pub local_api_port: Option<u16>,
+    /// A remote set up by IT, which wins over the saved settings and is never saved.
+    pub provisioning: Provisioning,
 }
 
 impl Launch {
     /// `PETSTORE_DATA_DIR` and `PETSTORE_LOCAL_API_PORT`, for a second shop profile, the
-    /// end-to-end tests, or a machine where 8787 is taken.
+    /// end-to-end tests, or a machine where 8787 is taken; `PETSTORE_REMOTE_URL` with
+    /// `PETSTORE_REMOTE_KEY` or `PETSTORE_REMOTE_KEY_FILE` (read now), for tills IT sets up
+    /// on a shared server (see [`Provisioning`]).
     pub fn from_env() -> Self {
         Self {
             data_dir: std::env::var_os("PETSTORE_DATA_DIR").map(PathBuf::from),
             local_api_port: std::env::var("PETSTORE_LOCAL_API_PORT").ok().and_then(|p| p.parse().ok()),
+            provisioning: Provisioning::from_env(),
         }
     }
 
@@ -80,7 +87,12 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
                 app.try_state::<Launch>().map(|l| l.inner().clone()).unwrap_or_else(Launch::from_env);
             let dir = launch.data_dir(app)?;
             let port = launch.local_api_port.unwrap_or(settings::DEFAULT_LOCAL_API_PORT);
-            let shell = tauri::async_runtime::block_on(Shell::start(app.handle().clone(), dir, port))?;
+            let shell = tauri::async_runtime::block_on(Shell::start(
+                app.handle().clone(),
+                dir,
+                port,
+                launch.provisioning,
+            ))?;
             events::forward_changes(app.handle().clone(), shell.backend().local().subscribe());
             events::forward_changes(app.handle().clone(), shell.backend().remote_changes());
             app.manage(shell);

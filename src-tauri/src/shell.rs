@@ -16,7 +16,10 @@ use crate::deferred::Deferred;
 use crate::error::{CommandError, CommandResult};
 use crate::local_api::{LocalApi, LocalApiStatus};
 use crate::secret_store::{self, KeyOrigin, RemoteKeyStorage, SavedKey, SecretStore};
-use crate::settings::{BackendKind, Settings, SettingsInput, SettingsView, persist};
+use crate::settings::{
+    BackendKind, ProvisionedRemote, Provisioning, REMOTE_KEY_FILE_VAR, REMOTE_KEY_VAR, REMOTE_URL_VAR,
+    Settings, SettingsInput, SettingsView, persist,
+};
 use petstore::private;
 
 /// How long the status bar waits for a remote before calling it unreachable.
@@ -30,11 +33,16 @@ pub struct Status {
     pub backend: BackendKind,
     /// The database file (local) or the server address (remote).
     pub target: String,
+    /// The backend answers, and it is the one this till was set up for: false also when
+    /// the remote set by the environment (`PETSTORE_REMOTE_URL`) cannot be used and the
+    /// app runs on the saved settings instead, so that the staff see it at once.
     pub reachable: bool,
-    /// Why the backend is not reachable.
+    /// Why not.
     pub message: Option<String>,
     pub local_api: LocalApiStatus,
     /// Where the remote key is kept, in remote mode: the bar warns when it is a file.
+    /// Null too when the remote and its key are set by the environment (the app keeps
+    /// that key nowhere).
     pub remote_key_storage: Option<RemoteKeyStorage>,
 }
 
@@ -55,6 +63,11 @@ pub struct Shell {
     saved: Mutex<Settings>,
     /// The remote key, read at start on a thread of its own (see [`Shell::start`]).
     remote_key: Deferred<RemoteKey>,
+    /// The remote set by the environment, in use since start whatever is saved; it is
+    /// never saved, nor is its key.
+    provisioned: Option<ProvisionedRemote>,
+    /// Why the remote set by the environment cannot be used, for the status bar.
+    provisioning_error: Option<String>,
 }
 
 /// The saved remote key (it stays here, out of the webview) and where it is kept.
@@ -95,6 +108,11 @@ impl Shell {
     /// API. A remote that cannot be set up falls back to local mode with a warning rather
     /// than keep the shop from opening.
     ///
+    /// A remote set by the environment (`provisioning`) is used instead of the saved
+    /// backend, and nothing about it is written: `settings.json` keeps what was saved. One
+    /// that cannot be used is logged, the saved settings apply, and the status bar says
+    /// why (see [`Provisioning`]).
+    ///
     /// The remote key is read beside all this: finding out whether the OS keyring works
     /// and reading from it is several D-Bus calls, 150-250 ms when its daemon has to start
     /// first (and up to the keyring time-out when it hangs). Only remote mode needs the key
@@ -103,6 +121,7 @@ impl Shell {
         app: AppHandle<R>,
         dir: PathBuf,
         default_port: u16,
+        provisioning: Provisioning,
     ) -> Result<Self, Box<dyn std::error::Error>> {
         // The files the app writes itself, as an older version may have left them (the
         // settings with the umask's permissions). The local API key's name is `LocalApi`'s.
@@ -120,14 +139,31 @@ impl Shell {
             let state = load_remote_key(&key_app, &key_dir, &secrets, legacy_key, saved_base_url.as_deref());
             RemoteKey { secrets: Arc::new(secrets), state: Mutex::new(state) }
         })?;
+        let (provisioned, provisioning_error) = match provisioning {
+            Provisioning::None => (None, None),
+            Provisioning::Invalid(why) => (None, Some(why)),
+            Provisioning::Remote(remote) => match provisioned_client(&remote) {
+                Ok(client) => (Some((remote, client)), None),
+                Err(e) => (None, Some(e.message)),
+            },
+        };
+        if let Some(why) = &provisioning_error {
+            tracing::warn!(reason = %why, "the remote set by the environment cannot be used; starting with the saved settings");
+        }
+        let (provisioned, provisioned_client) = provisioned.unzip();
         let shell = Self {
             backend: Backend::new(store.clone()),
             local_api: LocalApi::new(&dir),
             saved: Mutex::new(settings.clone()),
             remote_key,
             dir,
+            provisioned,
+            provisioning_error,
         };
-        if settings.backend == BackendKind::Remote {
+        if let Some(client) = provisioned_client {
+            tracing::info!(base_url = %client.base_url(), "remote mode, as set by {REMOTE_URL_VAR}");
+            shell.backend.use_remote(client);
+        } else if settings.backend == BackendKind::Remote {
             let saved_key = shell.remote_key.get().saved();
             match remote_backend(settings.base_url.as_deref(), None, saved_key.as_ref()) {
                 Ok(client) => shell.backend.use_remote(client),
@@ -158,14 +194,22 @@ impl Shell {
         self.saved.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
+    /// What Settings shows: the saved settings, or, when the environment sets the remote,
+    /// that remote in their place (its key counts as a key, and is never shown either).
     pub fn settings(&self) -> SettingsView {
         let remote_key = self.remote_key.get();
         let (remote_key_storage, keyring_error) = remote_key.secrets.storage();
+        let mut settings = self.saved_settings();
+        if let Some(remote) = &self.provisioned {
+            settings.backend = BackendKind::Remote;
+            settings.base_url = Some(remote.base_url().to_owned());
+        }
         SettingsView {
-            settings: self.saved_settings(),
-            has_remote_key: remote_key.lock().saved.is_some(),
+            settings,
+            has_remote_key: self.provisioned.is_some() || remote_key.lock().saved.is_some(),
             remote_key_storage,
             keyring_error,
+            provisioned: self.provisioned.is_some(),
         }
     }
 
@@ -177,6 +221,9 @@ impl Shell {
         app: &AppHandle<R>,
         input: SettingsInput,
     ) -> CommandResult<SettingsView> {
+        if let Some(remote) = &self.provisioned {
+            return self.save_provisioned(app, remote, input).await;
+        }
         let previous = self.saved_settings();
         let remote_key = self.remote_key.get();
         let (previous_key, origin_unwritten) = {
@@ -240,11 +287,57 @@ impl Shell {
         Ok(self.settings())
     }
 
+    /// Saving while the environment sets the remote: the backend, the address and the key
+    /// are the environment's and stay so (Settings shows them read-only and sends them back
+    /// unchanged); only the local API's settings are saved and applied. What is written is
+    /// the saved backend and address as they were, so that the app starts as saved again
+    /// once the environment no longer sets a remote.
+    async fn save_provisioned<R: Runtime>(
+        &self,
+        app: &AppHandle<R>,
+        remote: &ProvisionedRemote,
+        input: SettingsInput,
+    ) -> CommandResult<SettingsView> {
+        let base_url = input.base_url.as_deref().map(|u| u.trim().trim_end_matches('/'));
+        if input.backend != BackendKind::Remote || base_url != Some(remote.base_url()) {
+            return Err(CommandError::validation(format!(
+                "remote mode is set by {REMOTE_URL_VAR} on this computer ({}): the backend and the server \
+                 address cannot be changed here; ask whoever set up this till, or start the app without \
+                 {REMOTE_URL_VAR}",
+                remote.base_url()
+            )));
+        }
+        if input.remote_key.is_some() {
+            return Err(CommandError::validation(format!(
+                "the remote's API key is set by {REMOTE_KEY_VAR} or {REMOTE_KEY_FILE_VAR} on this computer \
+                 and cannot be changed here"
+            )));
+        }
+        if input.local_api.port == 0 {
+            return Err(CommandError::validation("the local API port must be between 1 and 65535"));
+        }
+        let previous = self.saved_settings();
+        let settings = Settings { local_api: input.local_api, ..previous.clone() };
+        persist::save(app, &self.dir, &settings)?;
+        if settings.local_api != previous.local_api {
+            let local = self.backend.local().clone();
+            self.local_api.apply(local, settings.local_api.enabled, settings.local_api.port).await;
+        }
+        *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = settings;
+        Ok(self.settings())
+    }
+
     /// Tries a remote without switching to it. A blank key means the saved one, which is
-    /// sent only if `base_url` is at the origin it was saved for.
+    /// sent only if `base_url` is at the origin it was saved for; when the environment sets
+    /// the remote, its key, likewise only to its origin.
     pub async fn test_connection(&self, base_url: &str, key: Option<String>) -> ConnectionReport {
         let typed = key.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty());
-        let saved = self.remote_key.get().saved();
+        let saved = match &self.provisioned {
+            Some(remote) => origin_of(remote.base_url())
+                .ok()
+                .map(|origin| SavedKey { key: remote.key().to_owned(), origin: KeyOrigin::Only(origin) }),
+            None => self.remote_key.get().saved(),
+        };
         let base_url = Some(base_url.trim()).filter(|u| !u.is_empty());
         let client = match remote_backend(base_url, typed.as_deref(), saved.as_ref()) {
             Ok(client) => client,
@@ -260,24 +353,34 @@ impl Shell {
 
     pub async fn status(&self) -> Status {
         let local_api = self.local_api.status();
+        let provisioning = self.provisioning_error.as_ref().map(|why| {
+            format!("the remote set up for this till by the environment cannot be used ({why}); the saved settings are in use")
+        });
         match self.backend.target() {
             Target::Local => Status {
                 backend: BackendKind::Local,
                 target: self.backend.local().path().display().to_string(),
-                reachable: true,
-                message: None,
+                reachable: provisioning.is_none(),
+                message: provisioning,
                 local_api,
                 remote_key_storage: None,
             },
             Target::Remote { base_url } => {
                 let probed = probe(self.current().as_ref()).await;
+                let remote_key_storage = match self.provisioned {
+                    Some(_) => None,
+                    None => Some(self.remote_key.get().secrets.storage().0),
+                };
                 Status {
                     backend: BackendKind::Remote,
                     target: base_url,
-                    reachable: probed.is_ok(),
-                    message: probed.err(),
+                    reachable: probed.is_ok() && provisioning.is_none(),
+                    message: match (probed.err(), provisioning) {
+                        (Some(probed), Some(provisioning)) => Some(format!("{probed}; {provisioning}")),
+                        (probed, provisioning) => probed.or(provisioning),
+                    },
                     local_api,
-                    remote_key_storage: Some(self.remote_key.get().secrets.storage().0),
+                    remote_key_storage,
                 }
             }
         }
@@ -306,6 +409,12 @@ fn remote_backend(
     };
     let config = ClientConfig::default().request_timeout(REMOTE_REQUEST_TIMEOUT);
     Ok(Client::with_config(base_url, key, config)?)
+}
+
+/// The client for the remote the environment sets, as patient as any remote's.
+fn provisioned_client(remote: &ProvisionedRemote) -> CommandResult<Client> {
+    let config = ClientConfig::default().request_timeout(REMOTE_REQUEST_TIMEOUT);
+    Ok(Client::with_config(remote.base_url(), remote.key(), config)?)
 }
 
 /// The saved key, if `base_url` is at its origin; else why not, naming the address.

@@ -11,7 +11,8 @@ pub fn get_settings(shell: State<'_, Shell>) -> SettingsView {
 }
 
 /// Saves and applies the settings: switches the backend and restarts the local API as
-/// needed, without restarting the app.
+/// needed, without restarting the app. While the environment sets the remote
+/// (`PETSTORE_REMOTE_URL`), only the local API's settings can change.
 #[tauri::command]
 pub async fn save_settings<R: Runtime>(
     app: AppHandle<R>,

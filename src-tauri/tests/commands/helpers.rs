@@ -24,7 +24,10 @@ pub fn app() -> TestApp {
 
 /// The app on an existing data directory, as after a restart.
 pub fn app_in(dir: TempDir) -> TestApp {
-    app_with(Launch { data_dir: Some(dir.path().to_path_buf()), local_api_port: Some(0) }, dir)
+    app_with(
+        Launch { data_dir: Some(dir.path().to_path_buf()), local_api_port: Some(0), ..Launch::default() },
+        dir,
+    )
 }
 
 /// The app launched as `launch` says; `dir` is kept alive with it.

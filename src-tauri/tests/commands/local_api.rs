@@ -59,8 +59,11 @@ fn a_busy_port_is_reported_and_the_app_still_works() {
     let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = busy.local_addr().unwrap().port();
     let dir = tempfile::tempdir().unwrap();
-    let launch =
-        petstore_desktop::Launch { data_dir: Some(dir.path().to_path_buf()), local_api_port: Some(port) };
+    let launch = petstore_desktop::Launch {
+        data_dir: Some(dir.path().to_path_buf()),
+        local_api_port: Some(port),
+        ..Default::default()
+    };
     let app = app_with(launch, dir);
     let status: petstore_desktop::Status =
         tauri::async_runtime::block_on(tauri::Manager::state::<petstore_desktop::Shell>(&app.app).status());

@@ -11,6 +11,7 @@ mod local_api;
 mod orders;
 mod pets;
 mod private_files;
+mod provisioning;
 mod remote_faults;
 mod remote_key;
 mod remote_key_origin;

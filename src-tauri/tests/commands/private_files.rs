@@ -34,7 +34,7 @@ fn a_new_data_folder_and_the_files_the_app_writes_are_private() {
     // below it must be private.
     set_mode(root.path(), 0o755);
     let data = root.path().join("profiles").join("till-2");
-    let launch = Launch { data_dir: Some(data.clone()), local_api_port: Some(0) };
+    let launch = Launch { data_dir: Some(data.clone()), local_api_port: Some(0), ..Default::default() };
     let app = app_with(launch, tempfile::tempdir().unwrap());
 
     assert_mode(root.path(), 0o755);

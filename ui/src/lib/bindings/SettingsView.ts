@@ -12,7 +12,13 @@ export type SettingsView = { hasRemoteKey: boolean, remoteKeyStorage: RemoteKeyS
  * Why a keyring that exists is not used (locked, access denied, no answer); null when
  * the key is in the keyring or there is no keyring at all.
  */
-keyringError: string | null, backend: BackendKind, 
+keyringError: string | null, 
+/**
+ * The remote is set by the environment (`PETSTORE_REMOTE_URL`): `backend` and
+ * `baseUrl` are then that remote's, not the saved ones, and only the local API's
+ * settings can be saved. Left out when false.
+ */
+provisioned?: boolean, backend: BackendKind, 
 /**
  * The remote Petstore, e.g. `http://shop-server.lan:8787`.
  */

@@ -10,12 +10,20 @@ export type Status = { backend: BackendKind,
 /**
  * The database file (local) or the server address (remote).
  */
-target: string, reachable: boolean, 
+target: string, 
 /**
- * Why the backend is not reachable.
+ * The backend answers, and it is the one this till was set up for: false also when
+ * the remote set by the environment (`PETSTORE_REMOTE_URL`) cannot be used and the
+ * app runs on the saved settings instead, so that the staff see it at once.
+ */
+reachable: boolean, 
+/**
+ * Why not.
  */
 message: string | null, localApi: LocalApiStatus, 
 /**
  * Where the remote key is kept, in remote mode: the bar warns when it is a file.
+ * Null too when the remote and its key are set by the environment (the app keeps
+ * that key nowhere).
  */
 remoteKeyStorage: RemoteKeyStorage | null, };
