@@ -15,6 +15,7 @@ pub mod client;
 pub mod clock;
 pub mod demo;
 pub mod idempotency;
+pub mod mirror;
 pub mod openapi;
 pub mod postgres;
 pub mod private;

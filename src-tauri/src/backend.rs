@@ -2,19 +2,20 @@
 //! switchable at run time without a restart. Both are [`Petstore`]s, so commands do not
 //! know which one they talk to.
 //!
-//! In remote mode it also follows the remote's change feed (`GET /events`), so that a
-//! change made on another till refreshes this window as a local change does.
+//! In remote mode the backend is the remote's [`Mirror`]: a local copy that reads come
+//! from, kept current from the remote's change feed, with an outbox for the sales taken
+//! while the remote cannot be reached. A change the mirror takes in (from another till, or
+//! from this one) refreshes the window as a local change does.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
 
 use petstore::client::Client;
-use petstore::domain::Entity;
-use petstore::error::ErrorCode;
+use petstore::mirror::{Mirror, SyncStatus};
 use petstore::store::Change;
 use petstore::{Petstore, Store};
 use tauri::async_runtime::JoinHandle;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 
 /// Which backend is in use, as the status bar names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,41 +26,64 @@ pub enum Target {
 
 pub struct Backend {
     local: Store,
-    active: RwLock<(Target, Arc<dyn Petstore>)>,
+    /// Where the mirrors live: `mirrors/` beside the local database.
+    mirrors: PathBuf,
+    active: RwLock<Active>,
     /// The remote's changes, while in remote mode.
     remote_changes: broadcast::Sender<Change>,
-    /// The task following the remote's feed.
-    following: Mutex<Option<JoinHandle<()>>>,
+    /// The mirror's sync status, `None` in local mode.
+    sync: watch::Sender<Option<SyncStatus>>,
+    /// The task forwarding the mirror's changes to `remote_changes` and its status to `sync`.
+    forwarding: Mutex<Option<JoinHandle<()>>>,
 }
 
-const EVERYTHING: [Change; 4] = [Change::Pets, Change::Categories, Change::Orders, Change::Inventory];
-
-/// The first pause before the feed is tried again, and the longest.
-const RETRY_FIRST: Duration = Duration::from_millis(500);
-const RETRY_MOST: Duration = Duration::from_secs(10);
+struct Active {
+    target: Target,
+    backend: Arc<dyn Petstore>,
+    mirror: Option<Mirror>,
+}
 
 impl Backend {
     pub fn new(local: Store) -> Self {
-        let active: Arc<dyn Petstore> = Arc::new(local.clone());
+        let mirrors =
+            local.path().parent().map(|dir| dir.join("mirrors")).unwrap_or_else(|| "mirrors".into());
+        let active = Active { target: Target::Local, backend: Arc::new(local.clone()), mirror: None };
         Self {
             local,
-            active: RwLock::new((Target::Local, active)),
+            mirrors,
+            active: RwLock::new(active),
             remote_changes: broadcast::channel(256).0,
-            following: Mutex::new(None),
+            sync: watch::channel(None).0,
+            forwarding: Mutex::new(None),
         }
     }
 
     /// The backend for one command. A switch while a command runs does not affect it.
     pub fn current(&self) -> Arc<dyn Petstore> {
-        self.active.read().unwrap_or_else(|p| p.into_inner()).1.clone()
+        self.read().backend.clone()
     }
 
     pub fn target(&self) -> Target {
-        self.active.read().unwrap_or_else(|p| p.into_inner()).0.clone()
+        self.read().target.clone()
     }
 
     pub fn local(&self) -> &Store {
         &self.local
+    }
+
+    /// The remote's mirror, in remote mode.
+    pub fn mirror(&self) -> Option<Mirror> {
+        self.read().mirror.clone()
+    }
+
+    /// Where syncing with the remote stands, in remote mode.
+    pub fn sync_status(&self) -> Option<SyncStatus> {
+        self.read().mirror.as_ref().map(|m| m.status().borrow().clone())
+    }
+
+    /// [`Backend::sync_status`] as it changes, whatever the mode.
+    pub fn sync_watch(&self) -> watch::Receiver<Option<SyncStatus>> {
+        self.sync.subscribe()
     }
 
     /// Changes of the remote shop while in remote mode, for the window.
@@ -68,111 +92,70 @@ impl Backend {
     }
 
     pub fn use_local(&self) {
-        *self.active.write().unwrap_or_else(|p| p.into_inner()) =
-            (Target::Local, Arc::new(self.local.clone()));
-        self.follow(None);
+        self.switch(Active { target: Target::Local, backend: Arc::new(self.local.clone()), mirror: None });
     }
 
+    /// Remote mode through the remote's mirror. A mirror that cannot be opened (its
+    /// folder not writable) leaves remote mode without offline selling, and says so.
     pub fn use_remote(&self, client: Client) {
         let target = Target::Remote { base_url: client.base_url() };
-        *self.active.write().unwrap_or_else(|p| p.into_inner()) = (target, Arc::new(client.clone()));
-        self.follow(Some(client));
+        match Mirror::open(&self.mirrors, client.clone()) {
+            Ok(mirror) => {
+                self.switch(Active { target, backend: Arc::new(mirror.clone()), mirror: Some(mirror) })
+            }
+            Err(e) => {
+                tracing::warn!(error = %e.message, "the remote's mirror cannot be opened; remote mode works online only");
+                self.switch(Active { target, backend: Arc::new(client), mirror: None });
+            }
+        }
     }
 
-    /// Stops following the previous remote, and follows `client` if there is one.
-    fn follow(&self, client: Option<Client>) {
-        let mut following = self.following.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(task) = following.take() {
+    fn switch(&self, active: Active) {
+        let mut forwarding = self.forwarding.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(task) = forwarding.take() {
             task.abort();
         }
-        if let Some(client) = client {
-            *following =
-                Some(tauri::async_runtime::spawn(follow_remote(client, self.remote_changes.clone())));
+        match &active.mirror {
+            Some(mirror) => {
+                let (changes, sync) = (self.remote_changes.clone(), self.sync.clone());
+                *forwarding = Some(tauri::async_runtime::spawn(forward(mirror.clone(), changes, sync)));
+            }
+            None => drop(self.sync.send_replace(None)),
         }
+        *self.active.write().unwrap_or_else(|p| p.into_inner()) = active;
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Active> {
+        self.active.read().unwrap_or_else(|p| p.into_inner())
     }
 }
 
 impl Drop for Backend {
     fn drop(&mut self) {
-        if let Some(task) = self.following.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
+        if let Some(task) = self.forwarding.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
             task.abort();
         }
     }
 }
 
-/// What the window refreshes for a change of `entity`.
-fn refreshes(entity: Entity) -> &'static [Change] {
-    match entity {
-        Entity::Pet => &[Change::Pets],
-        Entity::Inventory => &[Change::Inventory],
-        Entity::Category => &[Change::Categories],
-        Entity::Order => &[Change::Orders],
-        Entity::Shop => &EVERYTHING,
-    }
-}
-
-/// Sends a window refresh for each change of the remote's feed, from the feed's position
-/// when it is first reached; while the remote cannot be reached it tries again, with a
-/// pause that grows to [`RETRY_MOST`], and resumes after the last change it had, so that
-/// nothing made meanwhile is missed. A key the remote refuses ends it (the screens say so;
-/// retrying would only count as wrong keys there).
-async fn follow_remote(client: Client, changes: broadcast::Sender<Change>) {
-    let mut pause = Backoff::default();
-    // Where the feed is, before anything else: a follower started "from now" while the
-    // remote is down would skip what changes until it is back.
-    let start = loop {
-        match client.changes(None, 1).await {
-            Ok(page) => break page.next,
-            Err(e) if refused(&e) => return stop(&e),
-            Err(_) => pause.wait().await,
-        }
-    };
-    let mut follower = client.follow(Some(start));
+/// Passes the mirror's changes and its sync status on to the window.
+async fn forward(mirror: Mirror, to: broadcast::Sender<Change>, sync: watch::Sender<Option<SyncStatus>>) {
+    let mut changes = mirror.subscribe();
+    let mut status = mirror.status();
     loop {
-        match follower.next().await {
-            Ok(change) => {
-                pause = Backoff::default();
-                for &refresh in refreshes(change.entity) {
-                    let _ = changes.send(refresh);
+        sync.send_replace(Some(status.borrow_and_update().clone()));
+        tokio::select! {
+            change = changes.recv() => match change {
+                Ok(change) => drop(to.send(change)),
+                // Fell behind: refresh everything rather than miss one.
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    for change in [Change::Pets, Change::Categories, Change::Orders, Change::Inventory] {
+                        let _ = to.send(change);
+                    }
                 }
-            }
-            Err(e) if refused(&e) => return stop(&e),
-            Err(e) if e.code == ErrorCode::Gone => {
-                // Away longer than the remote keeps changes: anything may have changed.
-                for refresh in EVERYTHING {
-                    let _ = changes.send(refresh);
-                }
-                follower = client.follow(None);
-            }
-            Err(e) => {
-                tracing::debug!(error = %e.message, "the remote's change feed is not reachable; trying again");
-                pause.wait().await;
-            }
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+            changed = status.changed() => if changed.is_err() { return },
         }
     }
-}
-
-/// A pause that doubles with each failure in a row, from [`RETRY_FIRST`] to [`RETRY_MOST`].
-struct Backoff(Duration);
-
-impl Default for Backoff {
-    fn default() -> Self {
-        Self(RETRY_FIRST)
-    }
-}
-
-impl Backoff {
-    async fn wait(&mut self) {
-        let now = self.0;
-        self.0 = (self.0 * 2).min(RETRY_MOST);
-        tokio::time::sleep(now).await;
-    }
-}
-
-fn refused(e: &petstore::Error) -> bool {
-    matches!(e.code, ErrorCode::Unauthorized | ErrorCode::Forbidden)
-}
-
-fn stop(e: &petstore::Error) {
-    tracing::warn!(error = %e.message, "the remote refused its change feed; live refresh stops until the settings change");
 }

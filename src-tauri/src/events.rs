@@ -25,3 +25,23 @@ pub fn forward_changes<R: Runtime>(app: AppHandle<R>, mut changes: broadcast::Re
         }
     });
 }
+
+pub const SYNC: &str = "petstore://sync";
+
+/// Sends the window every change of the remote mode's sync status (the status bar and the
+/// outbox badge), from the mirror in use at each moment: `mirrors` gives the current
+/// mirror's status whenever the mode changes.
+pub fn forward_sync<R: Runtime>(
+    app: AppHandle<R>,
+    mut status: tokio::sync::watch::Receiver<Option<petstore::mirror::SyncStatus>>,
+) {
+    tauri::async_runtime::spawn(async move {
+        loop {
+            let now = status.borrow_and_update().clone();
+            let _ = app.emit(SYNC, now);
+            if status.changed().await.is_err() {
+                break;
+            }
+        }
+    });
+}

@@ -95,6 +95,7 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             ))?;
             events::forward_changes(app.handle().clone(), shell.backend().local().subscribe());
             events::forward_changes(app.handle().clone(), shell.backend().remote_changes());
+            events::forward_sync(app.handle().clone(), shell.backend().sync_watch());
             app.manage(shell);
             Ok(())
         })

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use petstore::ErrorCode;
 use petstore::domain::*;
+use petstore::mirror::SyncStatus;
 use petstore::store::{Change, IssuedKey, KeyInfo, Scope};
 use petstore_desktop::commands::PageQuery;
 use petstore_desktop::commands::inventory::InventoryQuery;
@@ -55,6 +56,8 @@ fn export_all(dir: &Path) {
         KeyInfo,
         Scope,
         IssuedKey,
+        SyncStatus,
+        OutboxEntry,
     );
 }
 

@@ -8,6 +8,7 @@ mod feed;
 mod ids;
 mod inventory;
 mod order;
+mod outbox;
 mod page;
 mod pet;
 pub mod status_rules;
@@ -25,9 +26,10 @@ pub use inventory::{
     StockLevel,
 };
 pub use order::{NewOrder, Order, OrderFilter, OrderPatch, Quantity};
+pub use outbox::{Command, OutboxCounts, OutboxEntry, OutboxState, PROVISIONAL_ORDER_IDS};
 pub use page::{Page, Paged};
 pub use pet::{NewPet, Pet, PetFilter, PetPatch, PetSort, PetStatus};
-pub use text::{Description, Name, Reason, like_contains};
+pub use text::{Description, Name, Reason, fold, like_contains};
 pub use time::Timestamp;
 
 /// The validated newtypes are a plain number or string on the wire, and so in TypeScript.

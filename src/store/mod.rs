@@ -14,6 +14,7 @@ mod filter;
 mod idempotency;
 mod inventory;
 mod keys;
+mod mirror;
 mod orders;
 mod paging;
 mod pets;
@@ -34,6 +35,7 @@ pub use crate::backend::Change;
 pub use crate::idempotency::{IdempotencyKey, KEY_LIFETIME, Placed};
 pub use backup::{RestoreError, Restored, restore};
 pub use engine::{OpenError, SCHEMA_VERSION, WriteAdmission, migrations};
+pub use mirror::{Missing, Put, Queued, Sent};
 
 use crate::error::Result;
 

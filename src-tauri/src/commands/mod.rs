@@ -6,6 +6,7 @@ pub mod backup;
 pub mod categories;
 pub mod inventory;
 pub mod orders;
+pub mod outbox;
 pub mod pets;
 pub mod settings;
 
@@ -48,6 +49,10 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         orders::place_order,
         orders::update_order,
         orders::cancel_order,
+        outbox::get_sync_status,
+        outbox::list_outbox,
+        outbox::retry_outbox_entry,
+        outbox::drop_outbox_entry,
         inventory::list_inventory,
         inventory::get_inventory,
         inventory::set_inventory,

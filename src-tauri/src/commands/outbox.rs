@@ -1,0 +1,41 @@
+//! Remote mode's sync: where it stands (the status bar, the badge) and the outbox's
+//! writes, those that need attention among them, with what staff can do about each.
+
+use petstore::domain::OutboxEntry;
+use petstore::mirror::SyncStatus;
+use tauri::State;
+
+use crate::error::{CommandError, CommandResult};
+use crate::shell::Shell;
+
+/// Where syncing with the remote stands; `null` in local mode.
+#[tauri::command]
+pub fn get_sync_status(shell: State<'_, Shell>) -> Option<SyncStatus> {
+    shell.backend().sync_status()
+}
+
+/// The writes taken offline that the server does not have yet, oldest first, and those it
+/// refused; empty in local mode.
+#[tauri::command]
+pub async fn list_outbox(shell: State<'_, Shell>) -> CommandResult<Vec<OutboxEntry>> {
+    match shell.backend().mirror() {
+        Some(mirror) => Ok(mirror.outbox().await?),
+        None => Ok(Vec::new()),
+    }
+}
+
+/// Sends a write that needs attention again (after a delivery, say), at the end of the queue.
+#[tauri::command]
+pub async fn retry_outbox_entry(shell: State<'_, Shell>, seq: i64) -> CommandResult<()> {
+    Ok(mirror(&shell)?.retry(seq).await?)
+}
+
+/// Drops a write that needs attention: it never reaches the server.
+#[tauri::command]
+pub async fn drop_outbox_entry(shell: State<'_, Shell>, seq: i64) -> CommandResult<()> {
+    Ok(mirror(&shell)?.drop_queued(seq).await?)
+}
+
+fn mirror(shell: &Shell) -> CommandResult<petstore::mirror::Mirror> {
+    shell.backend().mirror().ok_or_else(|| CommandError::validation("there is no outbox in local mode"))
+}

@@ -1,0 +1,159 @@
+//! The outbox of a till in remote mode: the writes it took while the server could not be
+//! reached, kept in its mirror until the server has them (see `crate::mirror`). Only
+//! writes that a shop must be able to make at the counter come here, and each as what it
+//! does rather than what it leaves (a stock change is a delta, never a count), so that
+//! replaying it later on a server that moved on still means what the clerk meant.
+
+use serde::{Deserialize, Serialize};
+
+use super::{NewInventoryAdjustment, NewOrder, OrderId, PetId, Timestamp};
+
+/// Orders placed offline get an id from here up until the server gives them theirs: far
+/// above any id a server hands out, and below 2^53, so JavaScript reads it exactly.
+pub const PROVISIONAL_ORDER_IDS: i64 = 1 << 52;
+const _: () = assert!(PROVISIONAL_ORDER_IDS < (1 << 53), "JavaScript reads ids up to 2^53 exactly");
+
+impl OrderId {
+    /// Whether this is an order placed offline that the server has not numbered yet.
+    pub fn is_provisional(self) -> bool {
+        self.get() >= PROVISIONAL_ORDER_IDS
+    }
+}
+
+/// A write taken offline.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+pub enum Command {
+    /// An order or a counter sale (`order.complete`), shown meanwhile as `order_id`.
+    PlaceOrder {
+        order_id: OrderId,
+        order: NewOrder,
+    },
+    CompleteOrder {
+        order_id: OrderId,
+    },
+    CancelOrder {
+        order_id: OrderId,
+    },
+    AdjustInventory {
+        pet_id: PetId,
+        adjustment: NewInventoryAdjustment,
+    },
+}
+
+impl Command {
+    /// Placing `order` offline; its provisional id is given when it is queued.
+    pub fn place(order: NewOrder) -> Self {
+        Self::PlaceOrder { order_id: OrderId::try_from(PROVISIONAL_ORDER_IDS).expect("positive"), order }
+    }
+
+    /// The order it is about, if any (a provisional id for an order placed offline).
+    pub fn order_id(&self) -> Option<OrderId> {
+        match self {
+            Self::PlaceOrder { order_id, .. }
+            | Self::CompleteOrder { order_id }
+            | Self::CancelOrder { order_id } => Some(*order_id),
+            Self::AdjustInventory { .. } => None,
+        }
+    }
+
+    /// What it is, for the "needs attention" list: "sale of 2 of pet 7".
+    pub fn describe(&self) -> String {
+        match self {
+            Self::PlaceOrder { order, .. } if order.complete => {
+                format!("sale of {} of pet {}", order.quantity.get(), order.pet_id)
+            }
+            Self::PlaceOrder { order, .. } => {
+                format!("order of {} of pet {}", order.quantity.get(), order.pet_id)
+            }
+            Self::CompleteOrder { order_id } => format!("completing order {order_id}"),
+            Self::CancelOrder { order_id } => format!("cancelling order {order_id}"),
+            Self::AdjustInventory { pet_id, adjustment } => {
+                format!("stock of pet {pet_id} {:+} ({})", adjustment.delta.get(), adjustment.reason.as_str())
+            }
+        }
+    }
+}
+
+/// Where a queued write stands.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OutboxState {
+    /// Waiting for the server; its effect shows in the mirror.
+    Pending,
+    /// The server refused it; its effect was taken back, and staff decide: send it again
+    /// or drop it.
+    Attention,
+}
+
+impl OutboxState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Attention => "attention",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "pending" => Some(Self::Pending),
+            "attention" => Some(Self::Attention),
+            _ => None,
+        }
+    }
+}
+
+/// One queued write.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboxEntry {
+    /// Its place in the queue: replayed in this order.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub seq: i64,
+    /// The `Idempotency-Key` it is sent with, a UUID: a replay whose answer was lost is
+    /// sent again with it and applied once.
+    pub key: String,
+    pub command: Command,
+    pub state: OutboxState,
+    /// Why the server refused it, in its words, while it needs attention.
+    pub reason: Option<String>,
+    pub created_at: Timestamp,
+}
+
+/// How many queued writes wait, and how many need attention: the badge.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboxCounts {
+    pub pending: u32,
+    pub attention: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_keep_their_meaning_as_json() {
+        let command = Command::AdjustInventory {
+            pet_id: PetId::try_from(7).unwrap(),
+            adjustment: serde_json::from_str(r#"{"delta": -2, "reason": "broken"}"#).unwrap(),
+        };
+        let json = serde_json::to_string(&command).unwrap();
+        assert_eq!(
+            json,
+            r#"{"kind":"adjustInventory","petId":7,"adjustment":{"delta":-2,"reason":"broken"}}"#
+        );
+        assert_eq!(serde_json::from_str::<Command>(&json).unwrap(), command);
+        assert_eq!(command.describe(), "stock of pet 7 -2 (broken)");
+    }
+
+    #[test]
+    fn provisional_ids_are_far_above_the_servers_and_exact_in_javascript() {
+        assert!(OrderId::try_from(PROVISIONAL_ORDER_IDS).unwrap().is_provisional());
+        assert!(!OrderId::try_from(PROVISIONAL_ORDER_IDS - 1).unwrap().is_provisional());
+    }
+}

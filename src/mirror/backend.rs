@@ -1,0 +1,291 @@
+//! The mirror as a [`Petstore`]: reads from the local copy; writes to the server, their
+//! answers into the copy. Counter writes (placing, completing and cancelling orders, stock
+//! deltas) go to the outbox instead when the server cannot be reached, or when writes
+//! wait there already (they reach the server in the order they were made). Everything else
+//! needs the server and says so.
+
+use async_trait::async_trait;
+
+use super::status::SyncState;
+use super::sync::put;
+use super::{Mirror, Parts, is_offline, new_key};
+use crate::backend::Petstore;
+use crate::domain::*;
+use crate::error::{Error, ErrorCode, Result};
+use crate::store::{Put, Queued};
+
+impl Parts {
+    /// Whether counter writes go straight to the outbox.
+    fn queue_first(&self) -> bool {
+        let status = self.status.borrow();
+        matches!(status.state, SyncState::Offline { .. }) || status.outbox.pending > 0
+    }
+
+    /// The server could not be reached: say so from now (keeping when it began).
+    pub(super) fn went_offline(&self, e: &Error) {
+        self.status.send_if_modified(|s| match &s.state {
+            SyncState::Offline { .. } => false,
+            _ => {
+                s.state = SyncState::Offline { since: Timestamp::now(), reason: e.message.clone() };
+                true
+            }
+        });
+    }
+
+    pub(super) fn set_state(&self, state: SyncState) {
+        self.status.send_if_modified(|s| {
+            let changed = s.state != state;
+            s.state = state;
+            changed
+        });
+    }
+
+    /// Takes `command` offline and wakes the replay.
+    async fn queue(&self, key: String, command: Command) -> Result<Queued> {
+        let (queued, _) = self.store.queue(key, command).await?;
+        self.queued().await;
+        Ok(queued)
+    }
+
+    /// A server answer into the mirror; if that fails, the feed brings it.
+    async fn took(&self, what: Put) {
+        if let Err(e) = put(self, what, false).await {
+            tracing::debug!(error = %e.message, "a server answer could not be put into the mirror; the feed brings it");
+        }
+    }
+
+    /// Sends a counter write (`online`, with its key), or queues it (`command`) when the
+    /// server cannot be reached. `Ok(Err(queued))` when queued.
+    async fn counter<T>(
+        &self,
+        command: Command,
+        online: impl AsyncFnOnce(String) -> Result<T>,
+    ) -> Result<std::result::Result<T, Queued>> {
+        let key = new_key();
+        if !self.queue_first() {
+            match online(key.clone()).await {
+                Ok(answer) => return Ok(Ok(answer)),
+                // A time-out may have placed it: queued under the same key, the replay
+                // finds out, and the server applies it once either way.
+                Err(e) if is_offline(&e) => self.went_offline(&e),
+                Err(e) => return Err(e),
+            }
+        }
+        self.queue(key, command).await.map(Err)
+    }
+}
+
+/// The error for a write that needs the server while it cannot be reached.
+fn needs_server(what: &str, e: Error) -> Error {
+    if !is_offline(&e) {
+        return e;
+    }
+    Error::new(
+        e.code,
+        format!(
+            "{what} needs the server, which cannot be reached now ({}); sales, orders and stock changes still work and are sent later",
+            e.message
+        ),
+    )
+}
+
+fn unexpected(queued: Queued) -> Error {
+    Error::internal(format!("a queued write answered {queued:?}"))
+}
+
+impl Mirror {
+    fn parts(&self) -> &Parts {
+        &self.inner.parts
+    }
+
+    /// Where reads come from: the mirror once it holds a whole copy; until then the server
+    /// itself, so that a till that never reached it says so rather than show an empty shop.
+    fn source(&self) -> &dyn Petstore {
+        if self.parts().status.borrow().position.is_some() { self.store() } else { self.client() }
+    }
+
+    /// An order's id as the mirror has it: the server's, once an order placed offline has
+    /// reached it.
+    async fn current_id(&self, id: OrderId) -> Result<OrderId> {
+        if id.is_provisional()
+            && let Some(server) = self.store().server_order_id(id).await?
+        {
+            return Ok(server);
+        }
+        Ok(id)
+    }
+}
+
+#[async_trait]
+impl Petstore for Mirror {
+    async fn list_pets(&self, filter: PetFilter, page: Page) -> Result<Paged<Pet>> {
+        self.source().list_pets(filter, page).await
+    }
+    async fn create_pet(&self, new: NewPet) -> Result<Pet> {
+        let pet = self.client().create_pet(new).await.map_err(|e| needs_server("Adding a pet", e))?;
+        self.parts().took(Put::Pets(vec![pet.clone()])).await;
+        Ok(pet)
+    }
+    async fn get_pet(&self, id: PetId) -> Result<Pet> {
+        self.source().get_pet(id).await
+    }
+    async fn replace_pet(&self, id: PetId, new: NewPet) -> Result<Pet> {
+        let pet = self.client().replace_pet(id, new).await.map_err(|e| needs_server("Editing a pet", e))?;
+        self.parts().took(Put::Pets(vec![pet.clone()])).await;
+        Ok(pet)
+    }
+    async fn update_pet(&self, id: PetId, patch: PetPatch) -> Result<Pet> {
+        let pet = self.client().update_pet(id, patch).await.map_err(|e| needs_server("Editing a pet", e))?;
+        self.parts().took(Put::Pets(vec![pet.clone()])).await;
+        Ok(pet)
+    }
+    async fn delete_pet(&self, id: PetId) -> Result<()> {
+        self.client().delete_pet(id).await.map_err(|e| needs_server("Deleting a pet", e))?;
+        self.store().mirror_remove(Entity::Pet, id.get()).await
+    }
+
+    async fn list_categories(&self, page: Page) -> Result<Paged<Category>> {
+        self.source().list_categories(page).await
+    }
+    async fn create_category(&self, new: NewCategory) -> Result<Category> {
+        let category =
+            self.client().create_category(new).await.map_err(|e| needs_server("Adding a category", e))?;
+        self.parts().took(Put::Categories(vec![category.clone()])).await;
+        Ok(category)
+    }
+    async fn get_category(&self, id: CategoryId) -> Result<Category> {
+        self.source().get_category(id).await
+    }
+    async fn replace_category(&self, id: CategoryId, new: NewCategory) -> Result<Category> {
+        let category = self
+            .client()
+            .replace_category(id, new)
+            .await
+            .map_err(|e| needs_server("Editing a category", e))?;
+        self.parts().took(Put::Categories(vec![category.clone()])).await;
+        Ok(category)
+    }
+    async fn delete_category(&self, id: CategoryId) -> Result<()> {
+        self.client().delete_category(id).await.map_err(|e| needs_server("Deleting a category", e))?;
+        self.store().mirror_remove(Entity::Category, id.get()).await
+    }
+
+    async fn list_orders(&self, filter: OrderFilter, page: Page) -> Result<Paged<Order>> {
+        self.source().list_orders(filter, page).await
+    }
+    async fn place_order(&self, new: NewOrder) -> Result<Order> {
+        let client = self.client();
+        let command = Command::place(new.clone());
+        match self.parts().counter(command, async |key| client.place_order_once(&key, new).await).await? {
+            Ok(order) => {
+                self.parts().took(Put::Orders(vec![order.clone()])).await;
+                Ok(order)
+            }
+            Err(Queued::Order(order)) => Ok(order),
+            Err(other) => Err(unexpected(other)),
+        }
+    }
+    async fn get_order(&self, id: OrderId) -> Result<Order> {
+        let id = self.current_id(id).await?;
+        self.source().get_order(id).await
+    }
+    async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
+        let id = self.current_id(id).await?;
+        let completes = patch == OrderPatch { complete: Some(true), ..OrderPatch::default() };
+        if !completes && (id.is_provisional() || self.parts().queue_first()) {
+            // Only completing is a counter write; anything else is checked by the server
+            // against the order as it has it.
+            self.store().get_order(id).await?;
+            return Err(Error::new(
+                ErrorCode::Unreachable,
+                format!(
+                    "order {id} can be completed or cancelled now, but changing it needs the server, {}",
+                    if id.is_provisional() {
+                        "which has not received it yet"
+                    } else {
+                        "and writes are waiting to reach it"
+                    }
+                ),
+            ));
+        }
+        if !completes {
+            let order = self
+                .client()
+                .update_order(id, patch)
+                .await
+                .map_err(|e| needs_server("Changing an order", e))?;
+            self.parts().took(Put::Orders(vec![order.clone()])).await;
+            return Ok(order);
+        }
+        if id.is_provisional() {
+            return match self.parts().queue(new_key(), Command::CompleteOrder { order_id: id }).await? {
+                Queued::Order(order) => Ok(order),
+                other => Err(unexpected(other)),
+            };
+        }
+        let client = self.client();
+        let command = Command::CompleteOrder { order_id: id };
+        match self
+            .parts()
+            .counter(command, async |key| client.update_order_once(&key, id, patch).await)
+            .await?
+        {
+            Ok(order) => {
+                self.parts().took(Put::Orders(vec![order.clone()])).await;
+                Ok(order)
+            }
+            Err(Queued::Order(order)) => Ok(order),
+            Err(other) => Err(unexpected(other)),
+        }
+    }
+    async fn cancel_order(&self, id: OrderId) -> Result<()> {
+        let id = self.current_id(id).await?;
+        if id.is_provisional() {
+            self.parts().queue(new_key(), Command::CancelOrder { order_id: id }).await?;
+            return Ok(());
+        }
+        let client = self.client();
+        let command = Command::CancelOrder { order_id: id };
+        if self.parts().counter(command, async |key| client.cancel_order_once(&key, id).await).await?.is_ok()
+        {
+            self.store().mirror_remove(Entity::Order, id.get()).await?;
+        }
+        Ok(())
+    }
+
+    async fn list_inventory(&self, filter: InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {
+        self.source().list_inventory(filter, page).await
+    }
+    async fn get_inventory(&self, pet: PetId) -> Result<InventoryItem> {
+        self.source().get_inventory(pet).await
+    }
+    async fn set_inventory(&self, pet: PetId, update: InventoryUpdate) -> Result<InventoryItem> {
+        let item =
+            self.client().set_inventory(pet, update).await.map_err(|e| {
+                needs_server("Setting a stock count (an adjustment by + or - works offline)", e)
+            })?;
+        self.parts().took(Put::Stock(vec![item])).await;
+        self.source().get_inventory(pet).await
+    }
+    async fn adjust_inventory(
+        &self,
+        pet: PetId,
+        adjustment: NewInventoryAdjustment,
+    ) -> Result<InventoryItem> {
+        let client = self.client();
+        let command = Command::AdjustInventory { pet_id: pet, adjustment: adjustment.clone() };
+        let sent = async |key: String| client.adjust_inventory_once(&key, pet, adjustment).await;
+        match self.parts().counter(command, sent).await? {
+            Ok(item) => {
+                self.parts().took(Put::Stock(vec![item])).await;
+                self.source().get_inventory(pet).await
+            }
+            Err(Queued::Item(item)) => Ok(item),
+            Err(other) => Err(unexpected(other)),
+        }
+    }
+    /// The history is the server's: the mirror keeps stock, not every adjustment.
+    async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
+        self.client().list_adjustments(pet, page).await.map_err(|e| needs_server("The stock history", e))
+    }
+}

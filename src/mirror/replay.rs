@@ -1,0 +1,103 @@
+//! Sending the outbox. The rules:
+//!
+//! 1. In the order the writes were made, one at a time: a completion never overtakes the
+//!    sale it completes.
+//! 2. Each write with its own `Idempotency-Key` (a UUID kept with it): sent again after a
+//!    lost answer, a kill or a restart, the server applies it once and answers as the
+//!    first time.
+//! 3. An order placed offline has a provisional id until the server's answer; a later
+//!    write about it is sent with the server's id. If the order never reached the server
+//!    (it was refused), the write about it is refused here too.
+//! 4. A refusal (a 4xx: another till sold the last one) is not retried: the write needs
+//!    attention, its effect on the mirror is taken back, and the queue goes on.
+//! 5. The server unreachable or failing (5xx, a time-out): the queue stops where it is and
+//!    is sent again, from the same write, once the server answers.
+//! 6. The key refused (401, 403): the queue stops until the key is changed.
+
+use super::sync::{Stop, put};
+use super::{Parts, is_key_refused, is_offline};
+use crate::Petstore;
+use crate::domain::*;
+use crate::error::{Error, ErrorCode, Result};
+use crate::store::{Put, Sent};
+
+/// Sends every waiting write; answers whether there were any.
+pub(super) async fn drain(parts: &Parts) -> Result<bool, Stop> {
+    let mut sent_any = false;
+    while let Some(entry) = parts.store.outbox_next().await? {
+        sent_any = true;
+        match send(parts, &entry).await {
+            Ok(sent) => parts.store.outbox_sent(entry.seq, sent).await?,
+            Err(e) if is_offline(&e) || is_key_refused(&e) => return Err(e.into()),
+            Err(e) => {
+                tracing::info!(write = %entry.command.describe(), reason = %e.message, "the server refused a write taken offline; it needs attention");
+                parts.store.outbox_refused(entry.seq, e.message).await?;
+                refresh_order(parts, &entry.command).await;
+            }
+        }
+        parts.counts_changed().await;
+    }
+    Ok(sent_any)
+}
+
+async fn send(parts: &Parts, entry: &OutboxEntry) -> Result<Sent> {
+    let (client, key) = (&parts.client, entry.key.as_str());
+    match &entry.command {
+        Command::PlaceOrder { order, .. } => {
+            client.place_order_once(key, order.clone()).await.map(Sent::Placed)
+        }
+        Command::CompleteOrder { order_id } => {
+            let id = server_id(parts, *order_id).await?;
+            let patch = OrderPatch { complete: Some(true), ..OrderPatch::default() };
+            client.update_order_once(key, id, patch).await.map(|_| Sent::Done)
+        }
+        Command::CancelOrder { order_id } => {
+            let id = server_id(parts, *order_id).await?;
+            client.cancel_order_once(key, id).await.map(|()| Sent::Done)
+        }
+        Command::AdjustInventory { pet_id, adjustment } => {
+            client.adjust_inventory_once(key, *pet_id, adjustment.clone()).await.map(|_| Sent::Done)
+        }
+    }
+}
+
+/// The server's id of `order`: itself, or the one the order placed offline became.
+async fn server_id(parts: &Parts, order: OrderId) -> Result<OrderId> {
+    if !order.is_provisional() {
+        return Ok(order);
+    }
+    parts.store.server_order_id(order).await?.ok_or_else(|| {
+        Error::new(
+            ErrorCode::InvalidReference,
+            format!("order {order} was taken offline and never reached the server (see its own entry)"),
+        )
+    })
+}
+
+/// A write about an order was refused: the order, which the mirror kept as the till left
+/// it, is read again as the server has it.
+async fn refresh_order(parts: &Parts, command: &Command) {
+    let (Command::CompleteOrder { order_id } | Command::CancelOrder { order_id }) = command else { return };
+    let Ok(id) = server_id(parts, *order_id).await else { return };
+    match parts.client.get_order(id).await {
+        Ok(order) => {
+            let pet = order.pet_id;
+            put_quietly(parts, Put::Orders(vec![order])).await;
+            if let Ok(item) = parts.client.get_inventory(pet).await {
+                put_quietly(parts, Put::Stock(vec![item])).await;
+            }
+        }
+        Err(e) if e.code == ErrorCode::NotFound => {
+            let _ = parts.store.mirror_remove(Entity::Order, id.get()).await;
+        }
+        // The feed brings it later.
+        Err(_) => {}
+    }
+}
+
+/// Puts an answer into the mirror; the feed brings the same later if this fails.
+async fn put_quietly(parts: &Parts, what: Put) {
+    if let Err(e) = put(parts, what, false).await {
+        tracing::debug!(error = %e.message, "an answer could not be put into the mirror; the feed brings it");
+    }
+}

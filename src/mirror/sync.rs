@@ -1,0 +1,373 @@
+//! The mirror's task: a full copy when the mirror has none (or the server's feed no longer
+//! reaches back to it), the outbox replayed, then the server's change feed applied as it
+//! comes. `GET /events` only wakes the task; what changed is read with `GET /changes`
+//! from the mirror's own position, a page at a time, so a burst of changes costs one read
+//! of each thing changed, and nothing is applied twice or missed after a disconnect.
+
+use std::collections::{BTreeSet, HashMap};
+
+use futures_util::stream::{self, StreamExt};
+
+use super::status::SyncState;
+use super::{Parts, RETRY_FIRST, RETRY_MOST, is_key_refused, is_offline, replay};
+use crate::Petstore;
+use crate::client::Follower;
+use crate::domain::*;
+use crate::error::{Error, ErrorCode, Result};
+use crate::store::{Missing, Put};
+
+/// Why the task stopped what it was doing.
+pub(super) enum Stop {
+    /// The server cannot be reached (or answers 5xx): try again after a pause.
+    Offline(Error),
+    /// The server refused the key: wait until woken (a new mirror comes with a new key).
+    KeyRefused(Error),
+    /// The feed no longer has the mirror's position, or the shop was reloaded: copy anew.
+    Recopy,
+    /// Something else failed (the mirror's own file): log, pause, try again.
+    Failed(Error),
+}
+
+impl From<Error> for Stop {
+    fn from(e: Error) -> Self {
+        if e.code == ErrorCode::Gone {
+            Stop::Recopy
+        } else if is_offline(&e) {
+            Stop::Offline(e)
+        } else if is_key_refused(&e) {
+            Stop::KeyRefused(e)
+        } else {
+            Stop::Failed(e)
+        }
+    }
+}
+
+/// How many changes one read of the feed takes.
+const FEED_PAGE: u32 = 500;
+/// Pets asked for in one `GET /pets?id=...`.
+const PETS_PER_READ: i64 = Page::MAX_LIMIT as i64;
+/// Reads of the copy in flight at once, and pages put into the mirror in one write.
+const READS_IN_FLIGHT: usize = 4;
+const PAGES_PER_WRITE: usize = 50;
+/// How many orders each page of the copy shares with the one before.
+const ORDER_PAGE_OVERLAP: u32 = 10;
+
+pub(super) async fn run(parts: Parts, origin: String) {
+    let mut position = loop {
+        match parts.store.mirror_open(&origin).await {
+            Ok(position) => break position,
+            Err(e) => {
+                tracing::error!(error = %e.message, "the mirror cannot be opened; trying again in 5 s");
+                tokio::time::sleep(RETRY_MOST).await;
+            }
+        }
+    };
+    parts.status.send_modify(|s| s.position = position);
+    parts.counts_changed().await;
+    let mut follower: Option<Follower> = None;
+    let mut pause = RETRY_FIRST;
+    loop {
+        match step(&parts, &mut position, &mut follower).await {
+            Ok(()) => pause = RETRY_FIRST,
+            Err(Stop::Recopy) => position = None,
+            Err(Stop::Offline(e)) => {
+                parts.went_offline(&e);
+                follower = None;
+                wait(&parts, pause).await;
+                pause = (pause * 2).min(RETRY_MOST);
+            }
+            Err(Stop::KeyRefused(e)) => {
+                tracing::warn!(error = %e.message, "the server refused the API key; the mirror waits for a new one");
+                parts.set_state(SyncState::KeyRefused { reason: e.message });
+                follower = None;
+                parts.wake.notified().await;
+            }
+            Err(Stop::Failed(e)) => {
+                tracing::warn!(error = %e.message, "syncing the mirror failed; trying again");
+                wait(&parts, pause).await;
+                pause = (pause * 2).min(RETRY_MOST);
+            }
+        }
+    }
+}
+
+/// Until `pause` ends or a write is queued.
+async fn wait(parts: &Parts, pause: std::time::Duration) {
+    tokio::select! {
+        () = tokio::time::sleep(pause) => {}
+        () = parts.wake.notified() => {}
+    }
+}
+
+/// One round: copy if needed, replay, catch up, then wait for news.
+async fn step(
+    parts: &Parts,
+    position: &mut Option<u64>,
+    follower: &mut Option<Follower>,
+) -> Result<(), Stop> {
+    let at = match *position {
+        Some(at) => at,
+        None => {
+            let at = copy(parts).await?;
+            *position = Some(at);
+            at
+        }
+    };
+    if replay::drain(parts).await? {
+        parts.set_state(SyncState::CatchingUp);
+    }
+    let at = catch_up(parts, at).await?;
+    *position = Some(at);
+    parts.set_state(SyncState::Synced);
+    // Wait for news: a change past the mirror's position, or a write to send.
+    let follower = follower.get_or_insert_with(|| parts.client.follow(Some(at)));
+    loop {
+        tokio::select! {
+            change = follower.next() => match change {
+                Ok(change) if change.seq <= at => continue,
+                Ok(_) => return Ok(()),
+                // Behind the feed's horizon: the follower starts from now; the catch-up
+                // that comes next finds out whether the mirror is, too.
+                Err(e) if e.code == ErrorCode::Gone => {
+                    *follower = parts.client.follow(None);
+                    return Ok(());
+                }
+                Err(e) => return Err(Stop::from(e)),
+            },
+            () = parts.wake.notified() => return Ok(()),
+        }
+    }
+}
+
+/// Applies the feed after `since`, a page at a time, and answers the new position.
+async fn catch_up(parts: &Parts, since: u64) -> Result<u64, Stop> {
+    let mut at = since;
+    loop {
+        let page = parts.client.changes(Some(at), FEED_PAGE).await?;
+        if page.changes.is_empty() {
+            return Ok(at);
+        }
+        if page.changes.len() as u32 == FEED_PAGE {
+            parts.set_state(SyncState::CatchingUp);
+        }
+        apply(parts, &page.changes).await?;
+        parts.store.mirror_advance(page.next).await?;
+        at = page.next;
+        parts.status.send_modify(|s| s.position = Some(at));
+    }
+}
+
+/// Reads what `changes` touched from the server and puts it into the mirror: each thing
+/// once, whatever number of changes it had.
+async fn apply(parts: &Parts, changes: &[FeedChange]) -> Result<(), Stop> {
+    let (mut categories, mut pets, mut stock, mut orders) =
+        (BTreeSet::new(), BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
+    let mut deleted = Vec::new();
+    for change in changes {
+        let Some(id) = change.id else {
+            // Only the shop's own changes have no id: a bulk load. Copy anew.
+            return Err(Stop::Recopy);
+        };
+        match (change.entity, change.action) {
+            (Entity::Shop, _) | (_, Action::Reset) => return Err(Stop::Recopy),
+            (entity, Action::Deleted) => deleted.push((entity, id)),
+            (Entity::Category, _) => drop(categories.insert(id)),
+            (Entity::Pet, _) => drop(pets.insert(id)),
+            (Entity::Inventory, _) => drop(stock.insert(id)),
+            (Entity::Order, _) => drop(orders.insert(id)),
+        }
+    }
+    for id in categories {
+        let id = CategoryId::try_from(id).map_err(Error::internal)?;
+        match parts.client.get_category(id).await {
+            Ok(category) => put(parts, Put::Categories(vec![category]), false).await?,
+            Err(e) if e.code == ErrorCode::NotFound => {
+                parts.store.mirror_remove(Entity::Category, id.get()).await?
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let pets: Vec<i64> = pets.into_iter().collect();
+    for chunk in pets.chunks(PETS_PER_READ as usize) {
+        let found = read_pets(parts, chunk).await?;
+        for &id in chunk {
+            if !found.iter().any(|p| p.id.get() == id) {
+                parts.store.mirror_remove(Entity::Pet, id).await?;
+            }
+        }
+        put(parts, Put::Pets(found), false).await?;
+    }
+    for id in stock {
+        let pet = PetId::try_from(id).map_err(Error::internal)?;
+        match parts.client.get_inventory(pet).await {
+            Ok(item) => put(parts, Put::Stock(vec![item]), false).await?,
+            Err(e) if e.code == ErrorCode::NotFound => parts.store.mirror_remove(Entity::Pet, id).await?,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    for id in orders {
+        let id = OrderId::try_from(id).map_err(Error::internal)?;
+        match parts.client.get_order(id).await {
+            Ok(order) => put(parts, Put::Orders(vec![order]), false).await?,
+            Err(e) if e.code == ErrorCode::NotFound => {
+                parts.store.mirror_remove(Entity::Order, id.get()).await?
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    for (entity, id) in deleted {
+        parts.store.mirror_remove(entity, id).await?;
+    }
+    Ok(())
+}
+
+/// The pets of `ids` the server has.
+async fn read_pets(parts: &Parts, ids: &[i64]) -> Result<Vec<Pet>> {
+    let ids = ids.iter().map(|&id| PetId::try_from(id).map_err(Error::internal)).collect::<Result<_>>()?;
+    let filter = PetFilter { ids, ..PetFilter::default() };
+    Ok(parts.client.list_pets(filter, Page::new(Page::MAX_LIMIT, 0)?).await?.items)
+}
+
+/// Puts server state into the mirror, first fetching what it refers to and the mirror
+/// does not have yet (created on the server after the mirror last looked).
+pub(super) async fn put(parts: &Parts, what: Put, seen: bool) -> Result<()> {
+    if what.is_empty() {
+        return Ok(());
+    }
+    let missing = parts.store.mirror_put(what.clone(), seen).await?;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    fetch_missing(parts, missing).await?;
+    // Whatever is still missing now was deleted on the server meanwhile; the feed says so.
+    parts.store.mirror_put(what, seen).await?;
+    Ok(())
+}
+
+async fn fetch_missing(parts: &Parts, missing: Missing) -> Result<()> {
+    let mut categories = missing.categories;
+    let ids: Vec<i64> = missing.pets.iter().map(|p| p.get()).collect();
+    let mut pets = Vec::new();
+    for chunk in ids.chunks(PETS_PER_READ as usize) {
+        pets.extend(read_pets(parts, chunk).await?);
+    }
+    categories.extend(pets.iter().filter_map(|p| p.category_id));
+    categories.sort();
+    categories.dedup();
+    let mut found = Vec::new();
+    for id in categories {
+        match parts.client.get_category(id).await {
+            Ok(category) => found.push(category),
+            Err(e) if e.code == ErrorCode::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    parts.store.mirror_put(Put::Categories(found), false).await?;
+    if !pets.is_empty() {
+        let items = pets.iter().map(|p| p.id).collect::<Vec<_>>();
+        parts.store.mirror_put(Put::Pets(pets), false).await?;
+        for pet in items {
+            if let Ok(item) = parts.client.get_inventory(pet).await {
+                parts.store.mirror_put(Put::Stock(vec![item]), false).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies the whole shop and answers the feed position the copy is current from. The feed
+/// position is read first: whatever changes while the pages are read is in the feed after
+/// it, and applied afterwards.
+async fn copy(parts: &Parts) -> Result<u64, Stop> {
+    let client = &parts.client;
+    let head = client.changes(None, 1).await?.next;
+    parts.store.mirror_begin().await?;
+
+    let mut offset = 0;
+    loop {
+        let page = client.list_categories(Page::new(Page::MAX_LIMIT, offset)?).await?;
+        let full = page.items.len() as u32 == Page::MAX_LIMIT;
+        put(parts, Put::Categories(page.items), true).await?;
+        if !full {
+            break;
+        }
+        offset += Page::MAX_LIMIT;
+    }
+
+    // The stock first, held in memory (some 80 bytes a pet), so that each pet is written
+    // once, with its stock. Pages by offset, as many as there are pets (a page past the
+    // end is empty), several reads in flight: the copy waits on neither the network nor
+    // the disk.
+    let newest = PetFilter { sort: PetSort::IdDesc, ..PetFilter::default() };
+    let last = client.list_pets(newest, Page::new(1, 0)?).await?;
+    let total = last.total;
+    let last = last.items.first().map_or(0, |p| p.id.get());
+    parts.set_state(SyncState::Copying { done: 0, total: Some(total) });
+    let filter = InventoryFilter::default();
+    let offsets = (0..total.div_ceil(u64::from(Page::MAX_LIMIT)) as u32 + 1).map(|n| {
+        let filter = filter.clone();
+        async move { client.list_inventory(filter, Page::new(Page::MAX_LIMIT, n * Page::MAX_LIMIT)?).await }
+    });
+    let mut stock = HashMap::with_capacity(total as usize);
+    let mut pages = stream::iter(offsets).buffered(READS_IN_FLIGHT);
+    while let Some(page) = pages.next().await {
+        stock.extend(page?.items.into_iter().map(|item| (item.pet_id, item)));
+    }
+
+    // Pets by ranges of ids: each read is an index lookup on either engine, where a deep
+    // OFFSET would cost more the further it goes.
+    let ranges = (0..).map(|n| 1 + n * PETS_PER_READ).take_while(|from| *from <= last).map(|from| {
+        let ids: Vec<i64> = (from..(from + PETS_PER_READ).min(last + 1)).collect();
+        async move { read_pets(parts, &ids).await }
+    });
+    let mut pages = stream::iter(ranges).buffered(READS_IN_FLIGHT).chunks(PAGES_PER_WRITE);
+    let mut done = 0;
+    while let Some(batch) = pages.next().await {
+        let pets: Vec<Pet> = batch.into_iter().collect::<Result<Vec<_>>>()?.into_iter().flatten().collect();
+        done += pets.len() as u64;
+        let (stocked, unstocked): (Vec<_>, Vec<_>) =
+            pets.into_iter().map(|pet| (stock.remove(&pet.id), pet)).partition(|(item, _)| item.is_some());
+        let stocked = stocked.into_iter().filter_map(|(item, pet)| Some((pet, item?))).collect();
+        put(parts, Put::StockedPets(stocked), true).await?;
+        put(parts, Put::Pets(unstocked.into_iter().map(|(_, pet)| pet).collect()), true).await?;
+        parts.set_state(SyncState::Copying { done, total: Some(total) });
+    }
+    drop(stock);
+    // The stock list is in stock order: a pet whose stock moved while it was read may
+    // have been on no page. Those few are read one by one.
+    for pet in parts.store.mirror_unseen_stock().await? {
+        match client.get_inventory(pet).await {
+            Ok(item) => drop(parts.store.mirror_put(Put::Stock(vec![item]), true).await?),
+            Err(e) if e.code == ErrorCode::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+
+    // Orders newest first, each page overlapping the one before: an order cancelled
+    // meanwhile moves the later pages up by one, and a page that does not reach back to
+    // the last order read is read again from further up, so that none is skipped.
+    let mut offset = 0;
+    let mut last_read: Option<OrderId> = None;
+    loop {
+        let page = client.list_orders(OrderFilter::default(), Page::new(Page::MAX_LIMIT, offset)?).await?;
+        let full = page.items.len() as u32 == Page::MAX_LIMIT;
+        if let (Some(last), Some(first)) = (last_read, page.items.first())
+            && first.id < last
+            && offset > 0
+        {
+            offset = offset.saturating_sub(ORDER_PAGE_OVERLAP);
+            continue;
+        }
+        last_read = page.items.last().map(|o| o.id);
+        // An order of a pet created after the pets were read comes with the feed.
+        parts.store.mirror_put(Put::Orders(page.items), true).await?;
+        if !full {
+            break;
+        }
+        offset += Page::MAX_LIMIT - ORDER_PAGE_OVERLAP;
+    }
+
+    parts.store.mirror_finish(head).await?;
+    parts.status.send_modify(|s| s.position = Some(head));
+    Ok(head)
+}

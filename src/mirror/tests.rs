@@ -1,0 +1,201 @@
+//! The mirror against a real Petstore server on loopback, stopped and started again on the
+//! same port to be "offline".
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+
+use super::*;
+use crate::Petstore;
+use crate::api::KeyRing;
+use crate::client::ClientConfig;
+use crate::domain::*;
+use crate::server::{Application, ServerConfig};
+
+const KEY: &str = "psk_mirror-test-key-0123456789abcdef0123456789";
+const SETTLE: Duration = Duration::from_secs(20);
+
+/// A server over `store`; stopping it frees the port for the next start.
+struct Remote {
+    store: Store,
+    addr: SocketAddr,
+    stop: Option<(oneshot::Sender<()>, tokio::task::JoinHandle<()>)>,
+}
+
+impl Remote {
+    async fn start(store: Store) -> Self {
+        let mut remote = Self { store, addr: SocketAddr::from(([127, 0, 0, 1], 0)), stop: None };
+        remote.up().await;
+        remote
+    }
+
+    async fn up(&mut self) {
+        let config = ServerConfig::new(self.addr, KeyRing::from_secrets([KEY]));
+        let app = Application::bind(Arc::new(self.store.clone()), config).await.unwrap();
+        self.addr = app.local_addr();
+        let (stop, stopped) = oneshot::channel();
+        let served = tokio::spawn(app.run_until(async {
+            let _ = stopped.await;
+        }));
+        self.stop = Some((stop, served));
+    }
+
+    async fn down(&mut self) {
+        if let Some((stop, served)) = self.stop.take() {
+            let _ = stop.send(());
+            served.await.unwrap();
+        }
+    }
+
+    fn client(&self) -> Client {
+        let config = ClientConfig::default()
+            .connect_timeout(Duration::from_millis(500))
+            .request_timeout(Duration::from_secs(2));
+        Client::with_config(&format!("http://{}", self.addr), KEY, config).unwrap()
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(json: &str) -> T {
+    serde_json::from_str(json).unwrap()
+}
+
+/// A shop of `pets` pets in two categories, each with `stock` in stock.
+async fn shop(dir: &Path, pets: usize, stock: i64) -> (Store, Vec<PetId>) {
+    let store = Store::open(dir.join("server.db")).unwrap();
+    let dogs = store.create_category(parse(r#"{"name": "Dogs"}"#)).await.unwrap();
+    store.create_category(parse(r#"{"name": "Cats"}"#)).await.unwrap();
+    let mut ids = Vec::new();
+    for n in 0..pets {
+        let body = format!(r#"{{"name": "Pet {n}", "categoryId": {}, "status": "available"}}"#, dogs.id);
+        let pet = store.create_pet(parse(&body)).await.unwrap();
+        store.set_inventory(pet.id, parse(&format!(r#"{{"quantity": {stock}}}"#))).await.unwrap();
+        ids.push(pet.id);
+    }
+    (store, ids)
+}
+
+fn order(pet: PetId, quantity: i64, complete: bool) -> NewOrder {
+    parse(&format!(r#"{{"petId": {pet}, "quantity": {quantity}, "complete": {complete}}}"#))
+}
+
+async fn orders_of(store: &impl Petstore) -> Vec<Order> {
+    store.list_orders(OrderFilter::default(), Page::new(100, 0).unwrap()).await.unwrap().items
+}
+
+async fn stock_of(store: &impl Petstore, pet: PetId) -> i64 {
+    store.get_inventory(pet).await.unwrap().quantity
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mirror_copies_the_shop_then_follows_its_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, pets) = shop(dir.path(), 250, 7).await;
+    server.place_order(order(pets[3], 2, false)).await.unwrap();
+    let remote = Remote::start(server.clone()).await;
+
+    let mirror = Mirror::open(&dir.path().join("mirrors"), remote.client()).unwrap();
+    assert!(mirror.settle(SETTLE).await, "the first copy ends: {:?}", *mirror.status().borrow());
+    let all = Page::new(100, 0).unwrap();
+    assert_eq!(mirror.list_pets(PetFilter::default(), all).await.unwrap().total, 250);
+    assert_eq!(mirror.list_categories(all).await.unwrap().items.len(), 2);
+    assert_eq!(stock_of(&mirror, pets[3]).await, 5);
+    assert_eq!(stock_of(&mirror, pets[200]).await, 7);
+    assert_eq!(orders_of(&mirror).await, orders_of(&server).await);
+
+    // Changes on the server reach the mirror through the feed.
+    server.update_pet(pets[0], parse(r#"{"name": "Renamed"}"#)).await.unwrap();
+    server.adjust_inventory(pets[1], parse(r#"{"delta": 3, "reason": "delivery"}"#)).await.unwrap();
+    server.delete_pet(pets[2]).await.unwrap();
+    assert!(mirror.settle(SETTLE).await);
+    assert_eq!(mirror.get_pet(pets[0]).await.unwrap().name, "Renamed");
+    assert_eq!(stock_of(&mirror, pets[1]).await, 10);
+    assert_eq!(mirror.get_pet(pets[2]).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(mirror.status().borrow().state, SyncState::Synced);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sales_taken_offline_reach_the_server_once_when_it_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, pets) = shop(dir.path(), 3, 10).await;
+    let mut remote = Remote::start(server.clone()).await;
+    let mirrors = dir.path().join("mirrors");
+    let mirror = Mirror::open(&mirrors, remote.client()).unwrap();
+    assert!(mirror.settle(SETTLE).await);
+
+    remote.down().await;
+    let sale = mirror.place_order(order(pets[0], 2, true)).await.unwrap();
+    assert!(sale.id.is_provisional(), "an order taken offline has a provisional id: {sale:?}");
+    let open = mirror.place_order(order(pets[1], 1, false)).await.unwrap();
+    mirror.adjust_inventory(pets[2], parse(r#"{"delta": -4, "reason": "broken"}"#)).await.unwrap();
+    mirror.update_order(open.id, parse(r#"{"complete": true}"#)).await.unwrap();
+    assert_eq!(stock_of(&mirror, pets[0]).await, 8, "the sale reserves its stock at once");
+    assert_eq!(stock_of(&mirror, pets[2]).await, 6);
+    assert_eq!(mirror.outbox_counts().await.unwrap(), OutboxCounts { pending: 4, attention: 0 });
+    let refused = mirror.create_pet(parse(r#"{"name": "New"}"#)).await.unwrap_err();
+    assert!(refused.message.contains("needs the server"), "{}", refused.message);
+
+    // A restart of the till keeps its outbox.
+    drop(mirror);
+    let mirror = Mirror::open(&mirrors, remote.client()).unwrap();
+    assert_eq!(mirror.outbox_counts().await.unwrap().pending, 4);
+
+    remote.up().await;
+    assert!(mirror.settle(SETTLE).await, "{:?}", *mirror.status().borrow());
+    let placed = orders_of(&server).await;
+    assert_eq!(placed.len(), 2, "{placed:?}");
+    assert!(placed.iter().all(|o| o.complete));
+    assert_eq!(stock_of(&server, pets[0]).await, 8);
+    assert_eq!(stock_of(&server, pets[1]).await, 9);
+    assert_eq!(stock_of(&server, pets[2]).await, 6);
+    // The provisional ids now name the server's orders.
+    let server_sale = mirror.get_order(sale.id).await.unwrap();
+    assert!(!server_sale.id.is_provisional());
+    assert_eq!(orders_of(&mirror).await, placed);
+    assert_eq!(stock_of(&mirror, pets[0]).await, 8);
+
+    // Replayed again (a lost answer, a restart): nothing more is placed.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(orders_of(&server).await.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tills_offline_selling_the_last_one_place_one_order_and_the_other_needs_attention() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, pets) = shop(dir.path(), 1, 1).await;
+    let mut remote = Remote::start(server.clone()).await;
+    let a = Mirror::open(&dir.path().join("till-a"), remote.client()).unwrap();
+    let b = Mirror::open(&dir.path().join("till-b"), remote.client()).unwrap();
+    for till in [&a, &b] {
+        assert!(till.settle(SETTLE).await, "{:?}", *till.status().borrow());
+    }
+
+    remote.down().await;
+    a.place_order(order(pets[0], 1, true)).await.unwrap();
+    b.place_order(order(pets[0], 1, true)).await.unwrap();
+    remote.up().await;
+    assert!(a.settle(SETTLE).await && b.settle(SETTLE).await);
+
+    assert_eq!(orders_of(&server).await.len(), 1, "one order stands");
+    assert_eq!(stock_of(&server, pets[0]).await, 0, "nothing oversold");
+    let attention: Vec<_> =
+        [a.outbox().await.unwrap(), b.outbox().await.unwrap()].into_iter().flatten().collect();
+    assert_eq!(attention.len(), 1, "{attention:?}");
+    assert_eq!(attention[0].state, OutboxState::Attention);
+    // In the server's words: the last one sold, the pet is sold.
+    assert!(
+        attention[0].reason.as_deref().unwrap_or("").contains(&format!("pet {}", pets[0])),
+        "{attention:?}"
+    );
+    for till in [&a, &b] {
+        assert_eq!(orders_of(till).await.len(), 1, "each till shows the one order that stands");
+        assert_eq!(stock_of(till, pets[0]).await, 0);
+    }
+
+    // Dropped, it is gone for good; the server is untouched.
+    let till = if a.outbox().await.unwrap().is_empty() { &b } else { &a };
+    till.drop_queued(attention[0].seq).await.unwrap();
+    assert!(till.outbox().await.unwrap().is_empty());
+    assert_eq!(orders_of(&server).await.len(), 1);
+}
