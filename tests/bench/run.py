@@ -12,7 +12,7 @@ each scenario measures and why.
 Environment: BENCH_SECONDS (measured seconds per scenario, default 10), BENCH_WARMUP
 (warm-up seconds, default 3), BENCH_THREADS (2), BENCH_CONNECTIONS (64), BENCH_READY_RUNS
 (9), BENCH_READ_ROUNDS (3), BENCH_SMALL_PETS (100000), BENCH_LARGE_PETS (1000000),
-BENCH_FSYNC_COMMITS (2000).
+BENCH_FSYNC_COMMITS (2000), BENCH_MIRROR_SALES (2000), BENCH_MIRROR_CHANGES (200).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ LUA = ROOT / "tests" / "bench" / "lua"
 SERVER = ROOT / "target" / "release" / "petstore-server"
 CEILING = ROOT / "target" / "release" / "examples" / "ceiling"
 FSYNC_CEILING = ROOT / "target" / "release" / "examples" / "fsync-ceiling"
+MIRROR_BENCH = ROOT / "target" / "release" / "examples" / "mirror-bench"
 APP = ROOT / "target" / "release" / "petstore-desktop"
 APP_BENCH = ROOT / "tests" / "e2e" / "bench.sh"
 OUTPUT = ROOT / "BENCHMARKS.md"
@@ -657,7 +658,7 @@ def allocator(binary: Path) -> str:
 
 def build(skip_criterion: bool) -> None:
     argv = ["cargo", "build", "--release", "--locked", "--bin", "petstore-server"]
-    argv += ["--example", "ceiling", "--example", "fsync-ceiling"]
+    argv += ["--example", "ceiling", "--example", "fsync-ceiling", "--example", "mirror-bench"]
     say("building release binaries: " + " ".join(argv))
     # Streamed, not captured: a cold build takes minutes and should show it is alive.
     if subprocess.run(argv, cwd=ROOT).returncode != 0:
@@ -667,7 +668,7 @@ def build(skip_criterion: bool) -> None:
         say("building the Criterion benches: " + " ".join(argv))
         if subprocess.run(argv, cwd=ROOT).returncode != 0:
             raise SystemExit("bench: building the Criterion benches failed (above)")
-    for binary in (SERVER, CEILING, FSYNC_CEILING):
+    for binary in (SERVER, CEILING, FSYNC_CEILING, MIRROR_BENCH):
         if not binary.exists():
             raise SystemExit(f"bench: {binary.relative_to(ROOT)} is missing after the build")
     allocators = {binary.name: allocator(binary) for binary in (SERVER, CEILING)}
@@ -718,6 +719,7 @@ def measure_all(r: Results, no_bundle: bool, skip_criterion: bool, skip_postgres
             r.attempt("app", app_figures, large)
         else:
             r.errors["app"] = "no 1M database to run the app on"
+    r.attempt("remote", mirror_figures)
     if skip_postgres:
         r.skipped["pg server"] = "--skip-postgres"
     else:
@@ -897,6 +899,42 @@ def orders_check_rows(r: Results) -> list:
     return rows
 
 
+# Remote mode (issue 19): tests/bench/mirror.rs against a server in its own process.
+MIRROR_PETS = SMALL
+MIRROR_SALES = env_int("BENCH_MIRROR_SALES", 2_000)
+MIRROR_CHANGES = env_int("BENCH_MIRROR_CHANGES", 200)
+FIRST_SYNC_S, REPLAY_S, FEED_LAG_P99_MS = 10.0, 20.0, 1000.0
+
+
+def mirror_figures() -> dict:
+    """A mirror's first copy, its feed lag and an offline outbox's replay (mirror-bench
+    prints them as one JSON object)."""
+    argv = [MIRROR_BENCH, "--pets", str(MIRROR_PETS), "--sales", str(MIRROR_SALES),
+            "--changes", str(MIRROR_CHANGES), "--dir", WORK / "mirror"]
+    out = run(argv, log=LOGS / "mirror.log", timeout=900)
+    try:
+        return json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError) as e:
+        raise BenchError(f"mirror-bench printed no figures ({e}); see {LOGS / 'mirror.log'}")
+
+
+def remote_rows(r: Results, j: Judge) -> list:
+    f = r.figures.get("remote")
+    if f is None:
+        return [["first copy", j.missing("remote", "remote mode figures"), f"< {FIRST_SYNC_S:g} s", "**NO**"]]
+    return [
+        [f"first copy of {f['pets']:,} pets", f"{f['first_sync_s']:.2f} s", f"< {FIRST_SYNC_S:g} s",
+         j("first mirror copy", f["first_sync_s"] < FIRST_SYNC_S)],
+        [f"feed lag, {f['changes']} changes one at a time (p50 / p99)",
+         f"{f['feed_lag_p50_ms']:.2f} / {f['feed_lag_p99_ms']:.2f} ms", f"p99 < {FEED_LAG_P99_MS:g} ms",
+         j("feed lag p99", f["feed_lag_p99_ms"] < FEED_LAG_P99_MS)],
+        [f"{f['sales']:,} sales taken offline, server back to the last placed", f"{f['replay_s']:.2f} s",
+         f"< {REPLAY_S:g} s", j("offline replay", f["replay_s"] < REPLAY_S)],
+        ["orders placed on the server by the replay", f"{f['placed']:,} ({f['attention']} need attention)",
+         f"exactly {f['sales']:,}", j("replayed exactly once", f["placed"] == f["sales"])],
+    ]
+
+
 def app_rows(r: Results, j: Judge) -> list:
     figures = r.figures.get("app")
     if figures is None:
@@ -962,6 +1000,13 @@ def report(r: Results, facts: list) -> tuple:
     lines += table(["measure", "figure", "baseline", "target", "met"], footprint_rows(r, j))
     lines += ["", f"## The desktop app (tests/e2e/bench.sh, release build under Xvfb, {LARGE:,} pets)", ""]
     lines += table(["figure", "value", "target", "met"], app_rows(r, j))
+    lines += ["", "## Remote mode: the mirror and the outbox (issue 19, tests/bench/mirror.rs)", "",
+              "A release build of tests/bench/mirror.rs: a Petstore server in the same process on loopback over "
+              f"a fresh SQLite database of {MIRROR_PETS:,} seeded pets; a new mirror copies it, then follows "
+              "one stock change at a time (lag from the server's answer to the change in the mirror), then "
+              "takes sales with the server stopped and sends them when it is started again. The replay "
+              "includes the mirror noticing the server is back (it tries again at most 5 s apart).", ""]
+    lines += table(["figure", "value", "target", "met"], remote_rows(r, j))
     if "pg server" in r.skipped:
         lines += ["", f"## PostgreSQL (issue 18)", "", f"Skipped ({r.skipped['pg server']})."]
     else:
@@ -1002,6 +1047,8 @@ def main() -> int:
     parser.add_argument("--no-bundle", action="store_true", help="leave out the .deb size and the app figures")
     parser.add_argument("--skip-criterion", action="store_true", help="leave out the Criterion benches")
     parser.add_argument("--skip-postgres", action="store_true", help="leave out the PostgreSQL figures")
+    parser.add_argument("--only-remote", action="store_true",
+                        help="measure only remote mode's figures (tests/bench/mirror.rs) and print them")
     parser.add_argument("--only-pg-page", action="store_true",
                         help="measure only the PostgreSQL filtered page (and the seed it needs)")
     args = parser.parse_args()
@@ -1011,6 +1058,12 @@ def main() -> int:
     build(args.skip_criterion or args.only_pg_page)
     if args.only_pg_page:
         return postgres.page_only()
+    if args.only_remote:
+        r = Results()
+        r.attempt("remote", mirror_figures)
+        j = Judge(r)
+        print("\n".join(table(["figure", "value", "target", "met"], remote_rows(r, j))))
+        return 1 if j.misses or r.errors else 0
     load_before = Path("/proc/loadavg").read_text().split()[:3]
     cpu_before = cpu_times()
     r = Results()
