@@ -96,6 +96,9 @@ const handlers: Record<string, Handler> = {
   get_settings: () => settingsView(),
   get_status: () => localStatus({ target: '/home/shop/.local/share/org.petstore.desktop/petstore.db' }),
   test_connection: ({ baseUrl }) => ({ ok: false, message: `Mock mode: nothing at ${baseUrl} to connect to.` }),
+  // Local mode: nothing to sync, an empty outbox.
+  get_sync_status: () => null,
+  list_outbox: () => [],
   get_local_api_key: () => 'psk_3f9a1c0d7e5b42a8b61f0c2d9e4a7b13',
   list_api_keys: () => API_KEYS,
   suggest_backup_path: () => '/home/shop/petstore-backup-2026-11-22.db',

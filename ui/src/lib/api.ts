@@ -14,6 +14,7 @@ import type { NewCategory } from './bindings/NewCategory';
 import type { NewOrder } from './bindings/NewOrder';
 import type { NewPet } from './bindings/NewPet';
 import type { Order } from './bindings/Order';
+import type { OutboxEntry } from './bindings/OutboxEntry';
 import type { OrderPatch } from './bindings/OrderPatch';
 import type { OrderQuery } from './bindings/OrderQuery';
 import type { PageQuery } from './bindings/PageQuery';
@@ -25,6 +26,7 @@ import type { Scope } from './bindings/Scope';
 import type { SettingsInput } from './bindings/SettingsInput';
 import type { SettingsView } from './bindings/SettingsView';
 import type { Status } from './bindings/Status';
+import type { SyncStatus } from './bindings/SyncStatus';
 import { toCommandError } from './errors';
 
 /** The largest page any list command accepts. */
@@ -132,3 +134,10 @@ export const listApiKeys = () => call<KeyInfo[]>('list_api_keys', {});
 export const createApiKey = (name: string, scope: Scope) => call<IssuedKey>('create_api_key', { name, scope });
 export const revokeApiKey = (name: string) => call<KeyInfo>('revoke_api_key', { name });
 export const rotateApiKey = (name: string) => call<IssuedKey>('rotate_api_key', { name });
+
+// Remote mode's sync with the server and its outbox of writes taken offline. The status is
+// null in local mode, and the outbox empty.
+export const getSyncStatus = () => call<SyncStatus | null>('get_sync_status', {});
+export const listOutbox = () => call<OutboxEntry[]>('list_outbox', {});
+export const retryOutboxEntry = (seq: number) => call<null>('retry_outbox_entry', { seq });
+export const dropOutboxEntry = (seq: number) => call<null>('drop_outbox_entry', { seq });

@@ -1,0 +1,184 @@
+import { emit } from '@tauri-apps/api/event';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
+import userEvent from '@testing-library/user-event';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import StatusBar from '../src/components/StatusBar.svelte';
+import type { OutboxEntry } from '../src/lib/bindings/OutboxEntry';
+import type { SyncStatus } from '../src/lib/bindings/SyncStatus';
+import { localStatus } from '../src/dev/fixtures';
+import { mockBackend, reject } from '../src/dev/mockBackend';
+import { describeCommand, formatSince, sync, SYNC_EVENT, syncText } from '../src/lib/sync.svelte';
+
+const remote = () => localStatus({ backend: 'remote', target: 'http://shop-server.lan:8787' });
+
+function syncStatus(state: Record<string, unknown>, outbox = { pending: 0, attention: 0 }): SyncStatus {
+  return { outbox, position: 42, ...state } as SyncStatus;
+}
+
+function entry(seq: number, over: Partial<OutboxEntry> = {}): OutboxEntry {
+  return {
+    seq,
+    key: `00000000-0000-4000-8000-00000000000${seq}`,
+    command: { kind: 'placeOrder', orderId: -seq, order: { petId: 7, quantity: 2, shipDate: null, complete: true } },
+    state: 'pending',
+    reason: null,
+    createdAt: '2026-11-22T10:42:00Z',
+    ...over,
+  };
+}
+
+describe('Sync status', () => {
+  let stop: (() => void) | undefined;
+  afterEach(() => {
+    stop?.();
+    stop = undefined;
+    sync.current = null;
+  });
+
+  it('says in words where syncing stands', () => {
+    const since = '2026-11-22T10:42:00';
+    const now = new Date('2026-11-22T15:00:00');
+    expect(syncText(syncStatus({ state: 'synced' }))).toBe('Synced');
+    expect(syncText(syncStatus({ state: 'catchingUp' }))).toBe('Catching up');
+    expect(syncText(syncStatus({ state: 'copying', done: 12_000, total: 100_000 }), 'en-US')).toBe(
+      'Copying the shop… 12,000 of 100,000 pets',
+    );
+    expect(syncText(syncStatus({ state: 'copying', done: 500, total: null }), 'en-US')).toBe('Copying the shop… 500 pets');
+    expect(syncText(syncStatus({ state: 'offline', since, reason: 'connection refused' }), 'en-GB', now)).toBe(
+      'Offline since 10:42 — sales are kept and sent when the server answers',
+    );
+    expect(syncText(syncStatus({ state: 'keyRefused', reason: '401' }))).toBe(
+      'The server refused the API key — change it in Settings',
+    );
+    // Another day: the date too.
+    expect(formatSince(since, 'en-GB', new Date('2026-11-23T09:00:00'))).toBe('22 Nov 2026, 10:42');
+  });
+
+  it('describes queued writes', () => {
+    expect(describeCommand(entry(1).command, 'en-US')).toBe('Sale of 2 × pet 7');
+    expect(
+      describeCommand({ kind: 'placeOrder', orderId: -1, order: { petId: 7, quantity: 1, shipDate: null, complete: false } }),
+    ).toBe('Order of 1 × pet 7');
+    expect(describeCommand({ kind: 'completeOrder', orderId: 12 })).toBe('Completing order 12');
+    expect(describeCommand({ kind: 'cancelOrder', orderId: 12 })).toBe('Cancelling order 12');
+    expect(describeCommand({ kind: 'adjustInventory', petId: 7, adjustment: { delta: -2, reason: 'broken' } })).toBe(
+      'Stock of pet 7 −2 (broken)',
+    );
+  });
+
+  it('shows nothing of syncing in local mode', async () => {
+    const b = mockBackend({ get_status: () => localStatus(), get_sync_status: () => null });
+    render(StatusBar);
+    stop = sync.start();
+    await waitFor(() => expect(b.countOf('get_sync_status')).toBe(1));
+    expect(screen.queryByTestId('status-sync')).not.toBeInTheDocument();
+    expect(screen.queryByTestId('outbox-badge')).not.toBeInTheDocument();
+  });
+
+  it('follows petstore://sync in the status bar, with the badge', async () => {
+    mockBackend({ get_status: () => remote(), get_sync_status: () => syncStatus({ state: 'catchingUp' }) });
+    render(StatusBar);
+    stop = sync.start();
+    expect(await screen.findByTestId('status-sync')).toHaveTextContent('Catching up');
+    expect(screen.queryByTestId('outbox-badge')).not.toBeInTheDocument();
+
+    await emit(SYNC_EVENT, syncStatus({ state: 'synced' }));
+    await waitFor(() => expect(screen.getByTestId('status-sync')).toHaveTextContent('Synced'));
+
+    await emit(SYNC_EVENT, syncStatus({ state: 'copying', done: 12_000, total: 100_000 }));
+    await waitFor(() => expect(screen.getByTestId('status-sync')).toHaveTextContent(/^Copying the shop… 12.000 of 100.000 pets$/));
+
+    await emit(SYNC_EVENT, syncStatus({ state: 'offline', since: new Date().toISOString(), reason: 'timed out' }, { pending: 3, attention: 0 }));
+    await waitFor(() => expect(screen.getByTestId('status-sync')).toHaveTextContent(/^Offline since .+ — sales are kept and sent when the server answers$/));
+    expect(screen.getByTestId('status-sync')).toHaveAttribute('title', 'timed out');
+    expect(screen.getByTestId('outbox-pending')).toHaveTextContent('3 to send');
+    expect(screen.queryByTestId('outbox-attention')).not.toBeInTheDocument();
+
+    await emit(SYNC_EVENT, syncStatus({ state: 'keyRefused', reason: 'unauthorized' }, { pending: 3, attention: 1 }));
+    await waitFor(() => expect(screen.getByTestId('status-sync')).toHaveTextContent('The server refused the API key — change it in Settings'));
+    expect(screen.getByTestId('outbox-pending')).toHaveTextContent('3 to send');
+    expect(screen.getByTestId('outbox-attention')).toHaveTextContent('1 needs attention');
+
+    await emit(SYNC_EVENT, syncStatus({ state: 'synced' }, { pending: 0, attention: 2 }));
+    await waitFor(() => expect(screen.getByTestId('outbox-attention')).toHaveTextContent('2 need attention'));
+    expect(screen.queryByTestId('outbox-pending')).not.toBeInTheDocument();
+
+    // Back to local mode.
+    await emit(SYNC_EVENT, null);
+    await waitFor(() => expect(screen.queryByTestId('status-sync')).not.toBeInTheDocument());
+    expect(screen.queryByTestId('outbox-badge')).not.toBeInTheDocument();
+  });
+
+  it('lists the outbox; "Send again" and "Drop" call their commands', async () => {
+    let entries: OutboxEntry[] = [
+      entry(1),
+      entry(2, {
+        command: { kind: 'adjustInventory', petId: 7, adjustment: { delta: -2, reason: 'broken' } },
+        state: 'attention',
+        reason: 'not enough stock: 0 left',
+      }),
+      entry(3, { command: { kind: 'cancelOrder', orderId: 12 }, state: 'attention', reason: 'order 12 is complete' }),
+    ];
+    const b = mockBackend({
+      get_status: () => remote(),
+      get_sync_status: () => syncStatus({ state: 'synced' }, { pending: 1, attention: 2 }),
+      list_outbox: () => entries,
+      retry_outbox_entry: ({ seq }) => {
+        entries = entries.map((e) => (e.seq === seq ? { ...e, state: 'pending', reason: null } : e));
+        return null;
+      },
+      drop_outbox_entry: ({ seq }) => {
+        entries = entries.filter((e) => e.seq !== seq);
+        return null;
+      },
+    });
+    render(StatusBar);
+    stop = sync.start();
+    await userEvent.click(await screen.findByTestId('outbox-badge'));
+    const dialog = await screen.findByTestId('outbox-dialog');
+    expect(await within(dialog).findByTestId('outbox-row-1')).toHaveTextContent('Sale of 2 × pet 7');
+    expect(within(dialog).getByTestId('outbox-row-1')).toHaveTextContent('Waiting to send');
+    expect(within(dialog).queryByTestId('outbox-retry-1')).not.toBeInTheDocument();
+    expect(within(dialog).getByTestId('outbox-row-2')).toHaveTextContent('Stock of pet 7 −2 (broken)');
+    expect(within(dialog).getByTestId('outbox-row-2')).toHaveTextContent('Needs attention');
+    expect(within(dialog).getByTestId('outbox-reason-2')).toHaveTextContent('not enough stock: 0 left');
+    expect(within(dialog).getByTestId('outbox-row-3')).toHaveTextContent('Cancelling order 12');
+
+    await userEvent.click(within(dialog).getByTestId('outbox-retry-2'));
+    expect(b.argsOf('retry_outbox_entry')).toEqual([{ seq: 2 }]);
+    await waitFor(() => expect(within(dialog).queryByTestId('outbox-retry-2')).not.toBeInTheDocument());
+
+    // Dropping asks first.
+    await userEvent.click(within(dialog).getByTestId('outbox-drop-3'));
+    expect(b.countOf('drop_outbox_entry')).toBe(0);
+    await userEvent.click(screen.getByTestId('confirm'));
+    expect(b.argsOf('drop_outbox_entry')).toEqual([{ seq: 3 }]);
+    await waitFor(() => expect(within(dialog).queryByTestId('outbox-row-3')).not.toBeInTheDocument());
+
+    // A sync event refreshes the list: the server took the rest.
+    entries = [];
+    const before = b.countOf('list_outbox');
+    await emit(SYNC_EVENT, syncStatus({ state: 'synced' }));
+    await waitFor(() => expect(b.countOf('list_outbox')).toBe(before + 1));
+    expect(await within(dialog).findByTestId('empty-state')).toHaveTextContent('Nothing to send');
+
+    // Esc closes it.
+    await userEvent.keyboard('{Escape}');
+    await waitFor(() => expect(screen.queryByTestId('outbox-dialog')).not.toBeInTheDocument());
+  });
+
+  it('shows why a retry failed', async () => {
+    mockBackend({
+      get_status: () => remote(),
+      get_sync_status: () => syncStatus({ state: 'offline', since: new Date().toISOString(), reason: 'x' }, { pending: 0, attention: 1 }),
+      list_outbox: () => [entry(4, { state: 'attention', reason: 'sold out' })],
+      retry_outbox_entry: reject('unreachable', 'the server did not answer', 503),
+    });
+    render(StatusBar);
+    stop = sync.start();
+    await userEvent.click(await screen.findByTestId('outbox-badge'));
+    await userEvent.click(await screen.findByTestId('outbox-retry-4'));
+    expect(await screen.findByTestId('error-alert')).toHaveTextContent('the server did not answer');
+  });
+});
