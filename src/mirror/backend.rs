@@ -7,7 +7,7 @@
 use async_trait::async_trait;
 
 use super::status::SyncState;
-use super::sync::put;
+use super::take::put;
 use super::{Mirror, Parts, is_offline, new_key};
 use crate::backend::Petstore;
 use crate::domain::*;

@@ -19,6 +19,7 @@ mod backend;
 mod replay;
 mod status;
 mod sync;
+mod take;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -14,7 +14,7 @@
 //!    is sent again, from the same write, once the server answers.
 //! 6. The key refused (401, 403): the queue stops until the key is changed.
 
-use super::sync::{Stop, put};
+use super::take::{Stop, put};
 use super::{Parts, is_key_refused, is_offline};
 use crate::Petstore;
 use crate::domain::*;

@@ -9,43 +9,16 @@ use std::collections::{BTreeSet, HashMap};
 use futures_util::stream::{self, StreamExt};
 
 use super::status::SyncState;
-use super::{Parts, RETRY_FIRST, RETRY_MOST, is_key_refused, is_offline, replay};
+use super::take::{PETS_PER_READ, Stop, put, read_pets};
+use super::{Parts, RETRY_FIRST, RETRY_MOST, replay};
 use crate::Petstore;
 use crate::client::Follower;
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
-use crate::store::{Missing, Put};
-
-/// Why the task stopped what it was doing.
-pub(super) enum Stop {
-    /// The server cannot be reached (or answers 5xx): try again after a pause.
-    Offline(Error),
-    /// The server refused the key: wait until woken (a new mirror comes with a new key).
-    KeyRefused(Error),
-    /// The feed no longer has the mirror's position, or the shop was reloaded: copy anew.
-    Recopy,
-    /// Something else failed (the mirror's own file): log, pause, try again.
-    Failed(Error),
-}
-
-impl From<Error> for Stop {
-    fn from(e: Error) -> Self {
-        if e.code == ErrorCode::Gone {
-            Stop::Recopy
-        } else if is_offline(&e) {
-            Stop::Offline(e)
-        } else if is_key_refused(&e) {
-            Stop::KeyRefused(e)
-        } else {
-            Stop::Failed(e)
-        }
-    }
-}
+use crate::store::Put;
 
 /// How many changes one read of the feed takes.
 const FEED_PAGE: u32 = 500;
-/// Pets asked for in one `GET /pets?id=...`.
-const PETS_PER_READ: i64 = Page::MAX_LIMIT as i64;
 /// Reads of the copy in flight at once, and pages put into the mirror in one write.
 const READS_IN_FLIGHT: usize = 4;
 const PAGES_PER_WRITE: usize = 50;
@@ -217,60 +190,6 @@ async fn apply(parts: &Parts, changes: &[FeedChange]) -> Result<(), Stop> {
     }
     for (entity, id) in deleted {
         parts.store.mirror_remove(entity, id).await?;
-    }
-    Ok(())
-}
-
-/// The pets of `ids` the server has.
-async fn read_pets(parts: &Parts, ids: &[i64]) -> Result<Vec<Pet>> {
-    let ids = ids.iter().map(|&id| PetId::try_from(id).map_err(Error::internal)).collect::<Result<_>>()?;
-    let filter = PetFilter { ids, ..PetFilter::default() };
-    Ok(parts.client.list_pets(filter, Page::new(Page::MAX_LIMIT, 0)?).await?.items)
-}
-
-/// Puts server state into the mirror, first fetching what it refers to and the mirror
-/// does not have yet (created on the server after the mirror last looked).
-pub(super) async fn put(parts: &Parts, what: Put, seen: bool) -> Result<()> {
-    if what.is_empty() {
-        return Ok(());
-    }
-    let missing = parts.store.mirror_put(what.clone(), seen).await?;
-    if missing.is_empty() {
-        return Ok(());
-    }
-    fetch_missing(parts, missing).await?;
-    // Whatever is still missing now was deleted on the server meanwhile; the feed says so.
-    parts.store.mirror_put(what, seen).await?;
-    Ok(())
-}
-
-async fn fetch_missing(parts: &Parts, missing: Missing) -> Result<()> {
-    let mut categories = missing.categories;
-    let ids: Vec<i64> = missing.pets.iter().map(|p| p.get()).collect();
-    let mut pets = Vec::new();
-    for chunk in ids.chunks(PETS_PER_READ as usize) {
-        pets.extend(read_pets(parts, chunk).await?);
-    }
-    categories.extend(pets.iter().filter_map(|p| p.category_id));
-    categories.sort();
-    categories.dedup();
-    let mut found = Vec::new();
-    for id in categories {
-        match parts.client.get_category(id).await {
-            Ok(category) => found.push(category),
-            Err(e) if e.code == ErrorCode::NotFound => {}
-            Err(e) => return Err(e),
-        }
-    }
-    parts.store.mirror_put(Put::Categories(found), false).await?;
-    if !pets.is_empty() {
-        let items = pets.iter().map(|p| p.id).collect::<Vec<_>>();
-        parts.store.mirror_put(Put::Pets(pets), false).await?;
-        for pet in items {
-            if let Ok(item) = parts.client.get_inventory(pet).await {
-                parts.store.mirror_put(Put::Stock(vec![item]), false).await?;
-            }
-        }
     }
     Ok(())
 }
