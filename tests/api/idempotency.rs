@@ -2,17 +2,18 @@
 //! nothing; another body under the same key is 422; keys are per API key and live 7 days, or the server's
 //! `--idempotency-window`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
-use petstore::clock::Clock;
 use reqwest::Method;
 use reqwest::header::HeaderValue;
 use serde_json::{Value, json};
 use tokio::sync::Barrier;
 use tokio::task::JoinSet;
 
-use crate::support::{Engine, KEY, OTHER_KEY, Reply, TestApp, spawn_app, spawn_app_configured};
+use crate::support::{
+    Engine, KEY, OTHER_KEY, Reply, TestApp, settable_clock, spawn_app, spawn_app_configured,
+};
 
 /// Sends `body` exactly as written (so tests can spell one order two ways) under `key`.
 async fn order(app: &TestApp, key: Option<&str>, body: &str) -> Reply {
@@ -245,11 +246,7 @@ async fn a_key_is_remembered_for_the_window_the_server_is_given() {
 /// A key sent again just inside `window` is a replay, and at its end a new order.
 async fn remembered_for(configured: Option<std::time::Duration>, window: TimeDelta) {
     let start: DateTime<Utc> = Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap();
-    let now = Arc::new(Mutex::new(start));
-    let clock = {
-        let now = now.clone();
-        Clock::from_fn(move || *now.lock().unwrap())
-    };
+    let (now, clock) = settable_clock(start);
     let app = spawn_app_configured(|config| {
         config.clock = clock;
         if let Some(window) = configured {

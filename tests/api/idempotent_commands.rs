@@ -6,12 +6,11 @@
 //! per API key and live the server's window; concurrent retries, on two replicas too,
 //! apply once. And the client sends these commands, and orders, under a key of its caller.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use petstore::api::parse_body;
 use petstore::client::Client;
-use petstore::clock::Clock;
 use petstore::domain::{NewInventoryAdjustment, NewOrder, OrderId, OrderPatch, PetId};
 use petstore::error::ErrorCode;
 use reqwest::Method;
@@ -20,7 +19,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Barrier;
 use tokio::task::JoinSet;
 
-use crate::support::{KEY, OTHER_KEY, Reply, TestApp, openapi, spawn_app, spawn_app_configured};
+use crate::support::{
+    KEY, OTHER_KEY, Reply, TestApp, openapi, settable_clock, spawn_app, spawn_app_configured,
+};
 
 /// `method path` with `body` exactly as written (if any), under `key` (if any).
 async fn command(app: &TestApp, method: Method, path: &str, key: Option<&str>, body: Option<&str>) -> Reply {
@@ -311,11 +312,7 @@ async fn concurrent_requests_with_one_key_apply_once_across_two_replicas() {
 #[tokio::test]
 async fn a_key_is_remembered_for_the_servers_window_then_the_command_is_new() {
     let start: DateTime<Utc> = Utc.with_ymd_and_hms(2026, 11, 22, 9, 0, 0).unwrap();
-    let now = Arc::new(Mutex::new(start));
-    let clock = {
-        let now = now.clone();
-        Clock::from_fn(move || *now.lock().unwrap())
-    };
+    let (now, clock) = settable_clock(start);
     let app = spawn_app_configured(|config| {
         config.clock = clock;
         config.idempotency_window = std::time::Duration::from_secs(3600);

@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use tempfile::TempDir;
 
 use crate::helpers::{TestApp, app, app_in, app_with, pet_query};
-use crate::remote_key::{Env, captured_log, env, keyring_entry, remote_server, settings, unique_key};
+use crate::remote_key::{
+    Env, captured_log, env, files_containing, keyring_entry, remote_server, settings, unique_key,
+};
 
 /// The app on `dir`, launched with these values of the three variables.
 fn launched(dir: TempDir, url: Option<&str>, key: Option<&str>, key_file: Option<&Path>) -> TestApp {
@@ -34,22 +36,6 @@ fn local_till() -> (TempDir, Value) {
 
 fn settings_json(dir: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(dir.join("settings.json")).unwrap()).unwrap()
-}
-
-/// Every file under `dir` whose bytes contain `needle`.
-fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            found.extend(files_containing(&path, needle));
-        } else if let Ok(bytes) = std::fs::read(&path)
-            && bytes.windows(needle.len()).any(|w| w == needle.as_bytes())
-        {
-            found.push(path.display().to_string());
-        }
-    }
-    found
 }
 
 /// The provisioned key and address are in no file of the data directory and not in the

@@ -74,7 +74,7 @@ pub(crate) fn keyring_entry(dir: &Path) -> keyring::Entry {
 }
 
 /// Every file under `dir` whose bytes contain `needle`.
-fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
+pub(crate) fn files_containing(dir: &Path, needle: &str) -> Vec<String> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();

@@ -14,3 +14,15 @@ pub mod pg_server;
 
 pub use app::*;
 pub use engine::{Engine, TestDb};
+
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+use petstore::clock::Clock;
+
+/// A clock at `start` that a test moves by setting the time it holds.
+pub fn settable_clock(start: DateTime<Utc>) -> (Arc<Mutex<DateTime<Utc>>>, Clock) {
+    let now = Arc::new(Mutex::new(start));
+    let read = now.clone();
+    (now, Clock::from_fn(move || *read.lock().unwrap()))
+}
