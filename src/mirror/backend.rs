@@ -55,14 +55,16 @@ impl Parts {
     }
 
     /// Sends a counter write (`online`, with its key), or queues it (`command`) when the
-    /// server cannot be reached. `Ok(Err(queued))` when queued.
+    /// server cannot be reached, and always when it is about an order the server has not
+    /// numbered yet (it follows its order through the queue). `Ok(Err(queued))` when queued.
     async fn counter<T>(
         &self,
         command: Command,
         online: impl AsyncFnOnce(String) -> Result<T>,
     ) -> Result<std::result::Result<T, Queued>> {
         let key = new_key();
-        if !self.queue_first() {
+        let provisional = command.order_id().is_some_and(OrderId::is_provisional);
+        if !provisional && !self.queue_first() {
             match online(key.clone()).await {
                 Ok(answer) => return Ok(Ok(answer)),
                 // A time-out may have placed it: queued under the same key, the replay
@@ -96,6 +98,19 @@ fn unexpected(queued: Queued) -> Error {
 impl Mirror {
     fn parts(&self) -> &Parts {
         &self.inner.parts
+    }
+
+    /// A counter write's answer as an order: the server's, put into the mirror, or the one
+    /// queued.
+    async fn order_answer(&self, outcome: std::result::Result<Order, Queued>) -> Result<Order> {
+        match outcome {
+            Ok(order) => {
+                self.parts().took(Put::Orders(vec![order.clone()])).await;
+                Ok(order)
+            }
+            Err(Queued::Order(order)) => Ok(order),
+            Err(other) => Err(unexpected(other)),
+        }
     }
 
     /// Where reads come from: the mirror once it holds a whole copy; until then the server
@@ -176,14 +191,9 @@ impl Petstore for Mirror {
     async fn place_order(&self, new: NewOrder) -> Result<Order> {
         let client = self.client();
         let command = Command::place(new.clone());
-        match self.parts().counter(command, async |key| client.place_order_once(&key, new).await).await? {
-            Ok(order) => {
-                self.parts().took(Put::Orders(vec![order.clone()])).await;
-                Ok(order)
-            }
-            Err(Queued::Order(order)) => Ok(order),
-            Err(other) => Err(unexpected(other)),
-        }
+        let outcome =
+            self.parts().counter(command, async |key| client.place_order_once(&key, new).await).await?;
+        self.order_answer(outcome).await
     }
     async fn get_order(&self, id: OrderId) -> Result<Order> {
         let id = self.current_id(id).await?;
@@ -217,33 +227,16 @@ impl Petstore for Mirror {
             self.parts().took(Put::Orders(vec![order.clone()])).await;
             return Ok(order);
         }
-        if id.is_provisional() {
-            return match self.parts().queue(new_key(), Command::CompleteOrder { order_id: id }).await? {
-                Queued::Order(order) => Ok(order),
-                other => Err(unexpected(other)),
-            };
-        }
         let client = self.client();
         let command = Command::CompleteOrder { order_id: id };
-        match self
+        let outcome = self
             .parts()
             .counter(command, async |key| client.update_order_once(&key, id, patch).await)
-            .await?
-        {
-            Ok(order) => {
-                self.parts().took(Put::Orders(vec![order.clone()])).await;
-                Ok(order)
-            }
-            Err(Queued::Order(order)) => Ok(order),
-            Err(other) => Err(unexpected(other)),
-        }
+            .await?;
+        self.order_answer(outcome).await
     }
     async fn cancel_order(&self, id: OrderId) -> Result<()> {
         let id = self.current_id(id).await?;
-        if id.is_provisional() {
-            self.parts().queue(new_key(), Command::CancelOrder { order_id: id }).await?;
-            return Ok(());
-        }
         let client = self.client();
         let command = Command::CancelOrder { order_id: id };
         if self.parts().counter(command, async |key| client.cancel_order_once(&key, id).await).await?.is_ok()

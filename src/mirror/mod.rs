@@ -72,11 +72,10 @@ impl Mirror {
     /// Opens (creating if needed) the mirror of `client`'s remote in `dir` and starts
     /// syncing it. Must be called within a Tokio runtime.
     pub fn open(dir: &Path, client: Client) -> Result<Self> {
-        let path = Self::path_for(dir, &client);
+        let origin = crate::client::origin_of(&client.base_url())?;
         crate::private::create_dir(dir)
             .map_err(|e| Error::internal(format!("cannot make the mirrors folder {}: {e}", dir.display())))?;
-        let store = Store::open(&path).map_err(|e| Error::internal(e.to_string()))?;
-        let origin = crate::client::origin_of(&client.base_url())?;
+        let store = Store::open(file_for(dir, &origin)).map_err(|e| Error::internal(e.to_string()))?;
         let parts = Parts {
             store,
             client,
@@ -85,15 +84,6 @@ impl Mirror {
         };
         let task = tokio::spawn(sync::run(parts.clone(), origin));
         Ok(Self { inner: Arc::new(Inner { parts, task }) })
-    }
-
-    /// The mirror file for `client`'s remote in `dir`: named after its origin, so each
-    /// remote has its own and switching back finds it again.
-    pub fn path_for(dir: &Path, client: &Client) -> PathBuf {
-        let origin = crate::client::origin_of(&client.base_url()).unwrap_or_else(|_| client.base_url());
-        let name: String =
-            origin.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
-        dir.join(format!("{name}.db"))
     }
 
     /// The local copy (for what reads it directly, such as the local API).
@@ -181,6 +171,14 @@ impl Parts {
             });
         }
     }
+}
+
+/// The mirror file of the remote at `origin` in `dir`: named after the origin, so each
+/// remote has its own and switching back finds it again.
+fn file_for(dir: &Path, origin: &str) -> PathBuf {
+    let name: String =
+        origin.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect();
+    dir.join(format!("{name}.db"))
 }
 
 /// A new `Idempotency-Key` for a queued write.

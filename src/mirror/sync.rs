@@ -152,13 +152,8 @@ async fn apply(parts: &Parts, changes: &[FeedChange]) -> Result<(), Stop> {
     }
     for id in categories {
         let id = CategoryId::try_from(id).map_err(Error::internal)?;
-        match parts.client.get_category(id).await {
-            Ok(category) => put(parts, Put::Categories(vec![category]), false).await?,
-            Err(e) if e.code == ErrorCode::NotFound => {
-                parts.store.mirror_remove(Entity::Category, id.get()).await?
-            }
-            Err(e) => return Err(e.into()),
-        }
+        let read = parts.client.get_category(id).await.map(|c| Put::Categories(vec![c]));
+        reread(parts, (Entity::Category, id.get()), read).await?;
     }
     let pets: Vec<i64> = pets.into_iter().collect();
     for chunk in pets.chunks(PETS_PER_READ as usize) {
@@ -172,21 +167,13 @@ async fn apply(parts: &Parts, changes: &[FeedChange]) -> Result<(), Stop> {
     }
     for id in stock {
         let pet = PetId::try_from(id).map_err(Error::internal)?;
-        match parts.client.get_inventory(pet).await {
-            Ok(item) => put(parts, Put::Stock(vec![item]), false).await?,
-            Err(e) if e.code == ErrorCode::NotFound => parts.store.mirror_remove(Entity::Pet, id).await?,
-            Err(e) => return Err(e.into()),
-        }
+        let read = parts.client.get_inventory(pet).await.map(|item| Put::Stock(vec![item]));
+        reread(parts, (Entity::Pet, id), read).await?;
     }
     for id in orders {
         let id = OrderId::try_from(id).map_err(Error::internal)?;
-        match parts.client.get_order(id).await {
-            Ok(order) => put(parts, Put::Orders(vec![order]), false).await?,
-            Err(e) if e.code == ErrorCode::NotFound => {
-                parts.store.mirror_remove(Entity::Order, id.get()).await?
-            }
-            Err(e) => return Err(e.into()),
-        }
+        let read = parts.client.get_order(id).await.map(|order| Put::Orders(vec![order]));
+        reread(parts, (Entity::Order, id.get()), read).await?;
     }
     for (entity, id) in deleted {
         parts.store.mirror_remove(entity, id).await?;
@@ -289,4 +276,14 @@ async fn copy(parts: &Parts) -> Result<u64, Stop> {
     parts.store.mirror_finish(head).await?;
     parts.status.send_modify(|s| s.position = Some(head));
     Ok(head)
+}
+
+/// Puts what the server answered for one thing, or removes `gone` from the mirror if the
+/// server no longer has it.
+async fn reread(parts: &Parts, gone: (Entity, i64), read: Result<Put>) -> Result<(), Stop> {
+    match read {
+        Ok(what) => Ok(put(parts, what, false).await?),
+        Err(e) if e.code == ErrorCode::NotFound => Ok(parts.store.mirror_remove(gone.0, gone.1).await?),
+        Err(e) => Err(e.into()),
+    }
 }

@@ -307,11 +307,11 @@ impl Store {
                 tx.execute("DELETE FROM orders WHERE id = ?1", [order_id])?;
             }
             // What the clerk sees until the server's stock is put again.
-            if let Some(pet) = entry_pet(tx, seq)? {
-                let delta: i64 =
-                    tx.query_row("SELECT stock_delta FROM outbox WHERE seq = ?1", [seq], |r| r.get(0))?;
-                tx.execute("UPDATE pets SET stock = max(0, stock - ?2) WHERE id = ?1", params![pet, delta])?;
-            }
+            tx.execute(
+                "UPDATE pets SET stock = max(0, stock - o.stock_delta)
+                 FROM (SELECT pet_id, stock_delta FROM outbox WHERE seq = ?1) o WHERE pets.id = o.pet_id",
+                [seq],
+            )?;
             Ok(())
         })
         .await
@@ -392,10 +392,6 @@ fn find(tx: &Connection, seq: i64) -> Result<OutboxEntry> {
         .query_row([seq], entry)
         .optional()?
         .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("queued write {seq} does not exist")))
-}
-
-fn entry_pet(tx: &Connection, seq: i64) -> Result<Option<PetId>> {
-    Ok(tx.query_row("SELECT pet_id FROM outbox WHERE seq = ?1", [seq], |r| r.get(0)).optional()?.flatten())
 }
 
 /// The effect of `command` on the mirror and its outbox entry. An order placed offline is

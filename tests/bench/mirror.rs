@@ -29,29 +29,21 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const KEY: &str = "psk_mirror-bench-key-0123456789abcdef0123456789";
 
+/// Remote mode's figures: a mirror's first copy, its feed lag, an offline outbox's replay.
+#[derive(clap::Parser)]
 struct Args {
+    /// Pets seeded on the server, which the mirror copies.
+    #[arg(long, default_value_t = 100_000)]
     pets: u64,
+    /// Sales taken while the server is stopped, then replayed.
+    #[arg(long, default_value_t = 2_000)]
     sales: usize,
+    /// Stock changes made one at a time on the server to measure the feed lag.
+    #[arg(long, default_value_t = 200)]
     changes: usize,
+    /// Where the server's database and the mirror go (emptied first).
+    #[arg(long, default_value = "target/bench/mirror")]
     dir: PathBuf,
-}
-
-fn args() -> Result<Args, String> {
-    let mut args =
-        Args { pets: 100_000, sales: 2_000, changes: 200, dir: PathBuf::from("target/bench/mirror") };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = || value.parse::<u64>().map_err(|e| format!("{flag} {value}: {e}"));
-        match flag.as_str() {
-            "--pets" => args.pets = number()?,
-            "--sales" => args.sales = number()? as usize,
-            "--changes" => args.changes = number()? as usize,
-            "--dir" => args.dir = PathBuf::from(&value),
-            _ => return Err(format!("unknown flag {flag}")),
-        }
-    }
-    Ok(args)
 }
 
 /// The server, stoppable and started again on the same port.
@@ -88,7 +80,7 @@ impl Server {
 }
 
 fn main() -> Result<(), String> {
-    let args = args()?;
+    let args = <Args as clap::Parser>::parse();
     let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     runtime.block_on(run(args))
 }
