@@ -72,6 +72,18 @@ impl IdempotencyKey {
         Self { lifetime, ..self }
     }
 
+    /// The key as a till passes it on to its server (the local API in remote mode): one
+    /// value per client and key, so two programs on one till never share a key at the
+    /// server, and neither the credential nor its hash leaves the till.
+    pub fn forwarded(&self) -> String {
+        let digest = Sha256::new()
+            .chain_update(b"petstore forwarded key\0")
+            .chain_update(self.scope)
+            .chain_update(self.key.as_bytes())
+            .finalize();
+        hex::encode(digest)
+    }
+
     /// The expiry of its record made at `now`, in Unix seconds: an integer compares
     /// exactly, whatever the text form of a timestamp.
     pub fn expires_at(&self, now: DateTime<Utc>) -> i64 {

@@ -6,7 +6,7 @@ pub mod domain;
 pub mod error;
 pub mod store;
 
-pub use backend::Petstore;
+pub use backend::{Database, Petstore};
 pub use error::{Error, ErrorCode, Result};
 pub use store::Store;
 pub mod api;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use petstore::client::Client;
 use petstore::mirror::{Mirror, SyncStatus};
 use petstore::store::Change;
-use petstore::{Petstore, Store};
+use petstore::{Database, Petstore, Store};
 use tauri::async_runtime::JoinHandle;
 use tokio::sync::{broadcast, watch};
 
@@ -71,6 +71,18 @@ impl Backend {
         &self.local
     }
 
+    /// What the local API serves: the shop the window shows. In remote mode that is the
+    /// remote's mirror; `None` when it could not be opened (the local API says so rather
+    /// than serve another shop than the window's).
+    pub fn served(&self) -> Option<Arc<dyn Database>> {
+        let active = self.read();
+        match (&active.target, &active.mirror) {
+            (Target::Local, _) => Some(Arc::new(self.local.clone())),
+            (Target::Remote { .. }, Some(mirror)) => Some(Arc::new(mirror.clone())),
+            (Target::Remote { .. }, None) => None,
+        }
+    }
+
     /// The remote's mirror, in remote mode.
     pub fn mirror(&self) -> Option<Mirror> {
         self.read().mirror.clone()
@@ -99,7 +111,8 @@ impl Backend {
     /// folder not writable) leaves remote mode without offline selling, and says so.
     pub fn use_remote(&self, client: Client) {
         let target = Target::Remote { base_url: client.base_url() };
-        match Mirror::open(&self.mirrors, client.clone()) {
+        // The local API's named keys stay this computer's, whichever shop it serves.
+        match Mirror::open_with_keys(&self.mirrors, client.clone(), Some(self.local.clone())) {
             Ok(mirror) => {
                 self.switch(Active { target, backend: Arc::new(mirror.clone()), mirror: Some(mirror) })
             }

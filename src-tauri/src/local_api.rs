@@ -1,13 +1,14 @@
-//! The REST API the app serves on localhost while it runs, over the app's own store, so a
-//! till or a script can use the shop's data. A busy port is reported, not fatal. It is
-//! served by the headless server's own code (`petstore::server::Application`), limits on
-//! idle and excess connections included.
+//! The REST API the app serves on localhost while it runs, over the shop the window shows
+//! (the app's own store, or in remote mode the remote's mirror), so a till or a script can
+//! use the shop's data. A busy port is reported, not fatal. It is served by the headless
+//! server's own code (`petstore::server::Application`), limits on idle and excess
+//! connections included.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use petstore::Store;
+use petstore::Database;
 use petstore::api::KeyRing;
 use petstore::api_key;
 use petstore::server::{Application, ServerConfig};
@@ -68,12 +69,19 @@ impl LocalApi {
         self.key()
     }
 
-    /// (Re)starts serving `store` on 127.0.0.1:`port`, or stops when `enabled` is false.
-    pub async fn apply(&self, store: Store, enabled: bool, port: u16) {
+    /// (Re)starts serving `shop` on 127.0.0.1:`port`, or stops when `enabled` is false.
+    /// No shop: remote mode without its mirror, which the API does not serve.
+    pub async fn apply(&self, shop: Option<Arc<dyn Database>>, enabled: bool, port: u16) {
         self.stop().await;
         let mut outcome = State { enabled, ..State::default() };
         if enabled {
-            match self.serve(store, port).await {
+            let served =
+                match shop {
+                    Some(shop) => self.serve(shop, port).await,
+                    None => Err("the remote shop's copy on this computer could not be opened (see the log)"
+                        .to_owned()),
+                };
+            match served {
                 Ok(running) => outcome.running = Some(running),
                 Err(message) => {
                     tracing::warn!(%message, "the local API is not serving");
@@ -84,15 +92,12 @@ impl LocalApi {
         *self.lock() = outcome;
     }
 
-    async fn serve(&self, store: Store, port: u16) -> Result<Running, String> {
+    async fn serve(&self, shop: Arc<dyn Database>, port: u16) -> Result<Running, String> {
         let key = self.key().map_err(|e| e.to_string())?;
         let listen = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-        let app = Application::bind(
-            std::sync::Arc::new(store),
-            ServerConfig::new(listen, KeyRing::from_secrets([key.as_str()])),
-        )
-        .await
-        .map_err(|e| e.to_string())?;
+        let app = Application::bind(shop, ServerConfig::new(listen, KeyRing::from_secrets([key.as_str()])))
+            .await
+            .map_err(|e| e.to_string())?;
         let address = app.local_addr();
         let (stop, stopped) = oneshot::channel();
         let served = tauri::async_runtime::spawn(async move {

@@ -172,7 +172,7 @@ impl Shell {
                 }
             }
         }
-        shell.local_api.apply(store, settings.local_api.enabled, settings.local_api.port).await;
+        shell.apply_local_api(&settings).await;
         Ok(shell)
     }
 
@@ -187,6 +187,17 @@ impl Shell {
 
     pub fn local_api(&self) -> &LocalApi {
         &self.local_api
+    }
+
+    /// Serves the shop the window shows as `settings` say.
+    async fn apply_local_api(&self, settings: &Settings) {
+        let api = &settings.local_api;
+        self.local_api.apply(self.backend.served(), api.enabled, api.port).await;
+    }
+
+    /// Serves again with what is saved (a new key, say).
+    pub async fn restart_local_api(&self) {
+        self.apply_local_api(&self.saved_settings()).await;
     }
 
     /// The saved settings, without the remote key's details (which may still be coming).
@@ -274,13 +285,14 @@ impl Shell {
             .map_err(CommandError::internal)??;
         }
         persist::save(app, &self.dir, &settings)?;
+        let before = self.backend.target();
         match remote {
             Some(client) => self.backend.use_remote(client),
             None => self.backend.use_local(),
         }
-        if settings.local_api != previous.local_api {
-            let local = self.backend.local().clone();
-            self.local_api.apply(local, settings.local_api.enabled, settings.local_api.port).await;
+        // The local API serves the shop the window shows: another shop, another API.
+        if settings.local_api != previous.local_api || self.backend.target() != before {
+            self.apply_local_api(&settings).await;
         }
         *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = settings;
         *remote_key.lock() = KeyState { saved: new_key, origin_unwritten: false };
@@ -320,8 +332,7 @@ impl Shell {
         let settings = Settings { local_api: input.local_api, ..previous.clone() };
         persist::save(app, &self.dir, &settings)?;
         if settings.local_api != previous.local_api {
-            let local = self.backend.local().clone();
-            self.local_api.apply(local, settings.local_api.enabled, settings.local_api.port).await;
+            self.apply_local_api(&settings).await;
         }
         *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = settings;
         Ok(self.settings())

@@ -11,6 +11,9 @@ use super::paging::list_response;
 use super::state::AppState;
 use crate::domain::{NewOrder, OrderFilter, OrderId, OrderPatch};
 
+/// Says that an order a till accepted is queued there, not yet on its server.
+const PETSTORE_SYNC: &str = "petstore-sync";
+
 pub(super) fn routes(r: Routes) -> Routes {
     r.add(Method::GET, "/store/orders", list)
         .add(Method::POST, "/store/orders", place)
@@ -38,7 +41,14 @@ async fn place(
         None => s.store.place_order(new).await?,
         Some((key, now)) => first_outcome(s.store.place_order_once(key, new, now).await?)?,
     };
-    Ok(super::created(format!("/store/orders/{}", order.id), order))
+    let location = format!("/store/orders/{}", order.id);
+    // Only a till's mirror numbers orders in the provisional range: one it took while its
+    // server could not be reached, queued to be sent.
+    if order.id.is_provisional() {
+        let headers = [("location", location), (PETSTORE_SYNC, "pending".to_owned())];
+        return Ok((StatusCode::ACCEPTED, headers, Json(order)).into_response());
+    }
+    Ok(super::created(location, order))
 }
 
 async fn get(State(s): State<AppState>, PathId(id): PathId<OrderId>) -> ApiResult<impl IntoResponse> {

@@ -58,6 +58,15 @@ impl Command {
         }
     }
 
+    /// Whether it is about an order placed offline that the server has not numbered yet,
+    /// and so must follow it through the queue. Placing an order is about no order yet.
+    pub fn waits_on_provisional_order(&self) -> bool {
+        match self {
+            Self::PlaceOrder { .. } | Self::AdjustInventory { .. } => false,
+            Self::CompleteOrder { order_id } | Self::CancelOrder { order_id } => order_id.is_provisional(),
+        }
+    }
+
     /// What it is, for the "needs attention" list: "sale of 2 of pet 7".
     pub fn describe(&self) -> String {
         match self {

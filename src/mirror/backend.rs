@@ -59,12 +59,11 @@ impl Parts {
     /// numbered yet (it follows its order through the queue). `Ok(Err(queued))` when queued.
     async fn counter<T>(
         &self,
+        key: String,
         command: Command,
         online: impl AsyncFnOnce(String) -> Result<T>,
     ) -> Result<std::result::Result<T, Queued>> {
-        let key = new_key();
-        let provisional = command.order_id().is_some_and(OrderId::is_provisional);
-        if !provisional && !self.queue_first() {
+        if !command.waits_on_provisional_order() && !self.queue_first() {
             match online(key.clone()).await {
                 Ok(answer) => return Ok(Ok(answer)),
                 // A time-out may have placed it: queued under the same key, the replay
@@ -189,61 +188,17 @@ impl Petstore for Mirror {
         self.source().list_orders(filter, page).await
     }
     async fn place_order(&self, new: NewOrder) -> Result<Order> {
-        let client = self.client();
-        let command = Command::place(new.clone());
-        let outcome =
-            self.parts().counter(command, async |key| client.place_order_once(&key, new).await).await?;
-        self.order_answer(outcome).await
+        self.place_order_keyed(new_key(), new).await
     }
     async fn get_order(&self, id: OrderId) -> Result<Order> {
         let id = self.current_id(id).await?;
         self.source().get_order(id).await
     }
     async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
-        let id = self.current_id(id).await?;
-        let completes = patch == OrderPatch { complete: Some(true), ..OrderPatch::default() };
-        if !completes && (id.is_provisional() || self.parts().queue_first()) {
-            // Only completing is a counter write; anything else is checked by the server
-            // against the order as it has it.
-            self.store().get_order(id).await?;
-            return Err(Error::new(
-                ErrorCode::Unreachable,
-                format!(
-                    "order {id} can be completed or cancelled now, but changing it needs the server, {}",
-                    if id.is_provisional() {
-                        "which has not received it yet"
-                    } else {
-                        "and writes are waiting to reach it"
-                    }
-                ),
-            ));
-        }
-        if !completes {
-            let order = self
-                .client()
-                .update_order(id, patch)
-                .await
-                .map_err(|e| needs_server("Changing an order", e))?;
-            self.parts().took(Put::Orders(vec![order.clone()])).await;
-            return Ok(order);
-        }
-        let client = self.client();
-        let command = Command::CompleteOrder { order_id: id };
-        let outcome = self
-            .parts()
-            .counter(command, async |key| client.update_order_once(&key, id, patch).await)
-            .await?;
-        self.order_answer(outcome).await
+        self.update_order_keyed(new_key(), id, patch).await
     }
     async fn cancel_order(&self, id: OrderId) -> Result<()> {
-        let id = self.current_id(id).await?;
-        let client = self.client();
-        let command = Command::CancelOrder { order_id: id };
-        if self.parts().counter(command, async |key| client.cancel_order_once(&key, id).await).await?.is_ok()
-        {
-            self.store().mirror_remove(Entity::Order, id.get()).await?;
-        }
-        Ok(())
+        self.cancel_order_keyed(new_key(), id).await
     }
 
     async fn list_inventory(&self, filter: InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {
@@ -265,10 +220,90 @@ impl Petstore for Mirror {
         pet: PetId,
         adjustment: NewInventoryAdjustment,
     ) -> Result<InventoryItem> {
+        self.adjust_inventory_keyed(new_key(), pet, adjustment).await
+    }
+    /// The history is the server's: the mirror keeps stock, not every adjustment.
+    async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
+        self.client().list_adjustments(pet, page).await.map_err(|e| needs_server("The stock history", e))
+    }
+}
+
+/// The counter writes under a key of the caller's: a new UUID for the window's, the local
+/// API client's own (as [`IdempotencyKey::forwarded`](crate::idempotency::IdempotencyKey::forwarded))
+/// for its. The key goes to the server with the write, or into the outbox with it; sent
+/// again while the write waits there, it answers the queued write again.
+impl Mirror {
+    pub(super) async fn place_order_keyed(&self, key: String, new: NewOrder) -> Result<Order> {
+        let client = self.client();
+        let command = Command::place(new.clone());
+        let outcome =
+            self.parts().counter(key, command, async |key| client.place_order_once(&key, new).await).await?;
+        self.order_answer(outcome).await
+    }
+
+    pub(super) async fn update_order_keyed(
+        &self,
+        key: String,
+        id: OrderId,
+        patch: OrderPatch,
+    ) -> Result<Order> {
+        let id = self.current_id(id).await?;
+        let completes = patch == OrderPatch { complete: Some(true), ..OrderPatch::default() };
+        if !completes && (id.is_provisional() || self.parts().queue_first()) {
+            // Only completing is a counter write; anything else is checked by the server
+            // against the order as it has it.
+            self.store().get_order(id).await?;
+            return Err(Error::new(
+                ErrorCode::Unreachable,
+                format!(
+                    "order {id} can be completed or cancelled now, but changing it needs the server, {}",
+                    if id.is_provisional() {
+                        "which has not received it yet"
+                    } else {
+                        "and writes are waiting to reach it"
+                    }
+                ),
+            ));
+        }
+        if !completes {
+            let order = self
+                .client()
+                .update_order_once(&key, id, patch)
+                .await
+                .map_err(|e| needs_server("Changing an order", e))?;
+            self.parts().took(Put::Orders(vec![order.clone()])).await;
+            return Ok(order);
+        }
+        let client = self.client();
+        let command = Command::CompleteOrder { order_id: id };
+        let outcome = self
+            .parts()
+            .counter(key, command, async |key| client.update_order_once(&key, id, patch).await)
+            .await?;
+        self.order_answer(outcome).await
+    }
+
+    pub(super) async fn cancel_order_keyed(&self, key: String, id: OrderId) -> Result<()> {
+        let id = self.current_id(id).await?;
+        let client = self.client();
+        let command = Command::CancelOrder { order_id: id };
+        let sent = async |key: String| client.cancel_order_once(&key, id).await;
+        if self.parts().counter(key, command, sent).await?.is_ok() {
+            self.store().mirror_remove(Entity::Order, id.get()).await?;
+        }
+        Ok(())
+    }
+
+    pub(super) async fn adjust_inventory_keyed(
+        &self,
+        key: String,
+        pet: PetId,
+        adjustment: NewInventoryAdjustment,
+    ) -> Result<InventoryItem> {
         let client = self.client();
         let command = Command::AdjustInventory { pet_id: pet, adjustment: adjustment.clone() };
         let sent = async |key: String| client.adjust_inventory_once(&key, pet, adjustment).await;
-        match self.parts().counter(command, sent).await? {
+        match self.parts().counter(key, command, sent).await? {
             Ok(item) => {
                 self.parts().took(Put::Stock(vec![item])).await;
                 self.source().get_inventory(pet).await
@@ -276,9 +311,5 @@ impl Petstore for Mirror {
             Err(Queued::Item(item)) => Ok(item),
             Err(other) => Err(unexpected(other)),
         }
-    }
-    /// The history is the server's: the mirror keeps stock, not every adjustment.
-    async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
-        self.client().list_adjustments(pet, page).await.map_err(|e| needs_server("The stock history", e))
     }
 }

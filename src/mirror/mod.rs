@@ -16,6 +16,7 @@
 //! server's state and the outbox's never race each other into the mirror.
 
 mod backend;
+mod database;
 mod replay;
 mod status;
 mod sync;
@@ -45,6 +46,9 @@ pub struct Mirror {
 struct Inner {
     parts: Parts,
     task: JoinHandle<()>,
+    /// Where the local API's named keys are kept: the computer's own store, whichever
+    /// shop the API serves (the mirror itself when none is given).
+    keys: Option<Store>,
 }
 
 /// What the sync task and the operations share.
@@ -72,6 +76,12 @@ impl Mirror {
     /// Opens (creating if needed) the mirror of `client`'s remote in `dir` and starts
     /// syncing it. Must be called within a Tokio runtime.
     pub fn open(dir: &Path, client: Client) -> Result<Self> {
+        Self::open_with_keys(dir, client, None)
+    }
+
+    /// [`Mirror::open`], with the named API keys of the local API, when it serves the
+    /// mirror (see [`Database`](crate::Database)), kept in `keys`.
+    pub fn open_with_keys(dir: &Path, client: Client, keys: Option<Store>) -> Result<Self> {
         let origin = crate::client::origin_of(&client.base_url())?;
         crate::private::create_dir(dir)
             .map_err(|e| Error::internal(format!("cannot make the mirrors folder {}: {e}", dir.display())))?;
@@ -83,7 +93,7 @@ impl Mirror {
             wake: Arc::new(Notify::new()),
         };
         let task = tokio::spawn(sync::run(parts.clone(), origin));
-        Ok(Self { inner: Arc::new(Inner { parts, task }) })
+        Ok(Self { inner: Arc::new(Inner { parts, task, keys }) })
     }
 
     /// The local copy (for what reads it directly, such as the local API).

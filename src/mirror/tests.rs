@@ -199,3 +199,79 @@ async fn two_tills_offline_selling_the_last_one_place_one_order_and_the_other_ne
     assert!(till.outbox().await.unwrap().is_empty());
     assert_eq!(orders_of(&server).await.len(), 1);
 }
+
+/// The mirror served as the local API serves it in remote mode, on a free loopback port.
+async fn local_api(mirror: &Mirror) -> (String, oneshot::Sender<()>) {
+    let config = ServerConfig::new(SocketAddr::from(([127, 0, 0, 1], 0)), KeyRing::from_secrets([LOCAL_KEY]));
+    let app = Application::bind(Arc::new(mirror.clone()), config).await.unwrap();
+    let url = format!("http://{}", app.local_addr());
+    let (stop, stopped) = oneshot::channel();
+    tokio::spawn(app.run_until(async {
+        let _ = stopped.await;
+    }));
+    (url, stop)
+}
+
+const LOCAL_KEY: &str = "psk_local-api-key-of-the-till-0123456789abcdef";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_local_api_serves_the_mirror_and_answers_202_for_a_sale_taken_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, pets) = shop(dir.path(), 2, 5).await;
+    let mut remote = Remote::start(server.clone()).await;
+    let own = Store::open(dir.path().join("own.db")).unwrap();
+    let named = own.create_key(parse(r#""label-printer""#), crate::api_key::Scope::Write).await.unwrap();
+    let mirror = Mirror::open_with_keys(&dir.path().join("mirrors"), remote.client(), Some(own)).unwrap();
+    assert!(mirror.settle(SETTLE).await);
+    let (url, _stop) = local_api(&mirror).await;
+    let http = reqwest::Client::new();
+    let sell = |key: &'static str, quantity: i64| {
+        http.post(format!("{url}/store/orders"))
+            .bearer_auth(LOCAL_KEY)
+            .header("Idempotency-Key", key)
+            .json(&serde_json::json!({"petId": pets[0], "quantity": quantity, "complete": true}))
+            .send()
+    };
+
+    // Online: the server's order, as the server answers it.
+    let online = sell("sale-1", 1).await.unwrap();
+    assert_eq!(online.status(), 201, "{:?} {:?}", *mirror.status().borrow(), mirror.outbox().await);
+    assert!(online.headers().get("petstore-sync").is_none());
+
+    remote.down().await;
+    // The remote shop, read from the mirror, with the computer's own named keys.
+    let pets_page = http.get(format!("{url}/pets")).bearer_auth(named.secret.expose()).send().await.unwrap();
+    assert_eq!(pets_page.status(), 200);
+    assert_eq!(pets_page.headers()["x-total-count"], "2");
+
+    let queued = sell("sale-2", 2).await.unwrap();
+    assert_eq!(queued.status(), 202);
+    assert_eq!(queued.headers()["petstore-sync"], "pending");
+    let order: Order = queued.json().await.unwrap();
+    assert!(order.id.is_provisional(), "{order:?}");
+    // A retry answers the order queued, and queues nothing more; another request under the
+    // same key is refused as the server would refuse it.
+    let again: Order = sell("sale-2", 2).await.unwrap().json().await.unwrap();
+    assert_eq!(again.id, order.id);
+    assert_eq!(mirror.outbox_counts().await.unwrap().pending, 1);
+    assert_eq!(sell("sale-2", 3).await.unwrap().status(), 422);
+    let edit = http
+        .post(format!("{url}/pets"))
+        .bearer_auth(LOCAL_KEY)
+        .json(&serde_json::json!({"name": "New"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(edit.status(), 503, "adding a pet needs the server");
+
+    remote.up().await;
+    assert!(mirror.settle(SETTLE).await, "{:?}", *mirror.status().borrow());
+    assert_eq!(orders_of(&server).await.len(), 2, "each sale once");
+    assert_eq!(stock_of(&server, pets[0]).await, 2);
+    // A retry once it was sent gets the server's order, placed once.
+    let late = sell("sale-2", 2).await.unwrap();
+    assert_eq!(late.status(), 201);
+    let late: Order = late.json().await.unwrap();
+    assert_eq!(mirror.get_order(order.id).await.unwrap().id, late.id, "the provisional id names it");
+    assert_eq!(orders_of(&server).await.len(), 2);
+}

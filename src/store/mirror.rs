@@ -353,13 +353,19 @@ impl Store {
 
     /// The server's id of an order placed offline as `provisional`, once replayed.
     pub async fn server_order_id(&self, provisional: OrderId) -> Result<Option<OrderId>> {
-        self.read_bounded(move |c| {
-            Ok(c.prepare_cached("SELECT server FROM provisional_orders WHERE provisional = ?1")?
-                .query_row([provisional], |r| r.get(0))
-                .optional()?)
-        })
-        .await
+        self.read_bounded(move |c| server_order_id(c, provisional)).await
     }
+}
+
+fn server_order_id(c: &Connection, provisional: OrderId) -> Result<Option<OrderId>> {
+    Ok(c.prepare_cached("SELECT server FROM provisional_orders WHERE provisional = ?1")?
+        .query_row([provisional], |r| r.get(0))
+        .optional()?)
+}
+
+/// `id`, or the server's id of the order placed offline as `id` once it has one.
+fn current_order_id(c: &Connection, id: OrderId) -> Result<OrderId> {
+    Ok(if id.is_provisional() { server_order_id(c, id)?.unwrap_or(id) } else { id })
 }
 
 fn advance(tx: &Connection, position: u64) -> Result<()> {
@@ -403,6 +409,11 @@ fn queue(
     command: Command,
     provisional: Option<OrderId>,
 ) -> Result<(Queued, Command)> {
+    let earlier =
+        tx.prepare_cached(&format!("SELECT {ENTRY} FROM outbox WHERE key = ?1"))?.query_row([key], entry);
+    if let Some(earlier) = earlier.optional()? {
+        return queued_again(tx, earlier, &command).map(|queued| (queued, command));
+    }
     let (queued, command, pet, delta) = match command {
         Command::PlaceOrder { order, .. } => {
             let placed = orders::place(tx, &order)?;
@@ -439,6 +450,41 @@ fn queue(
     )?
     .execute(params![key, json, pet, command.order_id(), delta, Timestamp::now()])?;
     Ok((queued, command))
+}
+
+/// A write sent again under the key of one still in the outbox (a client of the local API
+/// retrying): the same request answers what the first one did, as it stands now; another
+/// request under that key is refused, as the server refuses it.
+fn queued_again(tx: &Connection, earlier: OutboxEntry, command: &Command) -> Result<Queued> {
+    // An order is named by the id it has now: an order placed offline may have become
+    // the server's since its first request named it.
+    let same = match (&earlier.command, command) {
+        (Command::PlaceOrder { order: first, .. }, Command::PlaceOrder { order, .. }) => first == order,
+        (Command::CompleteOrder { order_id: first }, Command::CompleteOrder { order_id })
+        | (Command::CancelOrder { order_id: first }, Command::CancelOrder { order_id }) => {
+            current_order_id(tx, *first)? == current_order_id(tx, *order_id)?
+        }
+        (first, command) => first == command,
+    };
+    if !same {
+        return Err(Error::new(
+            ErrorCode::IdempotencyKeyReused,
+            "the Idempotency-Key was already used for a different request",
+        ));
+    }
+    if earlier.state == OutboxState::Attention {
+        return Err(Error::validation(format!(
+            "the server refused this write ({}): it waits under \"needs attention\" in the till's outbox",
+            earlier.reason.unwrap_or_default()
+        )));
+    }
+    Ok(match earlier.command {
+        Command::PlaceOrder { order_id, .. } | Command::CompleteOrder { order_id } => {
+            Queued::Order(orders::get(tx, current_order_id(tx, order_id)?)?)
+        }
+        Command::CancelOrder { .. } => Queued::Cancelled,
+        Command::AdjustInventory { pet_id, .. } => Queued::Item(inventory::get(tx, pet_id)?),
+    })
 }
 
 fn next_provisional(tx: &Connection) -> Result<OrderId> {

@@ -47,10 +47,8 @@ pub fn get_local_api_key(shell: State<'_, Shell>) -> CommandResult<String> {
 #[tauri::command]
 pub async fn regenerate_local_api_key(shell: State<'_, Shell>) -> CommandResult<String> {
     let key = shell.local_api().new_key().map_err(CommandError::internal)?;
-    let status = shell.local_api().status();
-    if status.enabled {
-        let port = shell.saved_settings().local_api.port;
-        shell.local_api().apply(shell.backend().local().clone(), true, port).await;
+    if shell.local_api().status().enabled {
+        shell.restart_local_api().await;
     }
     Ok(key)
 }

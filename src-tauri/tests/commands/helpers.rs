@@ -81,3 +81,19 @@ pub fn pet_query(overrides: Value) -> Value {
     }
     serde_json::json!({ "query": query })
 }
+
+pub const REMOTE_KEY: &str = "remote-key-0123456789abcdefghij";
+
+/// A real Petstore server in this process, taking `REMOTE_KEY`; it lives as long as the test.
+pub fn remote_server() -> (std::net::SocketAddr, TempDir) {
+    use petstore::api::KeyRing;
+    use petstore::server::{Application, ServerConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let store = petstore::Store::open(dir.path().join("remote.db")).unwrap();
+    let config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([REMOTE_KEY]));
+    let server =
+        tauri::async_runtime::block_on(Application::bind(std::sync::Arc::new(store), config)).unwrap();
+    let addr = server.local_addr();
+    tauri::async_runtime::spawn(server.run_until(std::future::pending()));
+    (addr, dir)
+}

@@ -1,4 +1,4 @@
-//! The REST API the app serves on localhost, over the same store as its window.
+//! The REST API the app serves on localhost, over the same shop as its window.
 
 use std::sync::mpsc;
 use std::time::Duration;
@@ -9,7 +9,7 @@ use petstore::domain::{Name, NewPet, PetStatus};
 use serde_json::json;
 use tauri::Listener;
 
-use crate::helpers::{app, app_with, pet_query};
+use crate::helpers::{REMOTE_KEY, app, app_with, pet_query, remote_server};
 
 fn new_pet(name: &str) -> NewPet {
     NewPet {
@@ -70,4 +70,43 @@ fn a_busy_port_is_reported_and_the_app_still_works() {
     assert_eq!(status.local_api.address, None);
     assert!(status.local_api.error.as_deref().unwrap_or("").contains("already in use"), "{status:?}");
     assert!(status.reachable, "the local database still works");
+}
+
+#[test]
+fn in_remote_mode_the_local_api_serves_the_remote_shop() {
+    let (remote, _dir) = remote_server();
+    let remote = format!("http://{remote}");
+    let server = Client::new(&remote, REMOTE_KEY).unwrap();
+    tauri::async_runtime::block_on(server.create_pet(new_pet("On the server"))).unwrap();
+    let app = app();
+    app.ok("create_pet", json!({ "pet": { "name": "Only here" } }));
+    let key: String = app.call("get_local_api_key", json!({})).unwrap();
+    let local_api = |app: &crate::helpers::TestApp| {
+        let address = app.ok("get_status", json!({}))["localApi"]["address"].as_str().unwrap().to_owned();
+        let client = Client::new(&address, &key).unwrap();
+        let pets = tauri::async_runtime::block_on(client.list_pets(Default::default(), Default::default()));
+        pets.unwrap().items.into_iter().map(|p| p.name.to_string()).collect::<Vec<_>>()
+    };
+    assert_eq!(local_api(&app), ["Only here"]);
+
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let settings = |backend: &str| {
+        json!({ "settings": {
+            "backend": backend, "baseUrl": remote, "remoteKey": REMOTE_KEY,
+            "localApi": { "enabled": true, "port": port }
+        } })
+    };
+    app.ok("save_settings", settings("remote"));
+    // The mirror's first copy comes in the background.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while local_api(&app) != ["On the server"] {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the local API serves the remote shop: {:?}",
+            local_api(&app)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    app.ok("save_settings", settings("local"));
+    assert_eq!(local_api(&app), ["Only here"]);
 }

@@ -1,27 +1,10 @@
 //! Settings and remote mode, against a real `petstore` server on port 0.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use petstore::api::KeyRing;
-use petstore::server::{Application, ServerConfig};
 use serde_json::{Value, json};
 
-use crate::helpers::{app, app_in, pet_query};
-
-const REMOTE_KEY: &str = "remote-key-0123456789abcdefghij";
-
-/// A real Petstore server in this process; it lives as long as the test.
-fn remote_server() -> (SocketAddr, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let store = petstore::Store::open(dir.path().join("remote.db")).unwrap();
-    let config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([REMOTE_KEY]));
-    let server =
-        tauri::async_runtime::block_on(Application::bind(std::sync::Arc::new(store), config)).unwrap();
-    let addr = server.local_addr();
-    tauri::async_runtime::spawn(server.run_until(std::future::pending()));
-    (addr, dir)
-}
+use crate::helpers::{REMOTE_KEY, app, app_in, pet_query, remote_server};
 
 fn remote_settings(base_url: &str, key: Option<&str>) -> Value {
     json!({ "settings": {

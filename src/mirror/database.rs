@@ -1,0 +1,103 @@
+//! The mirror as a [`Database`], so that the local API in remote mode serves the remote
+//! shop as the window shows it: reads from the mirror, writes the window's way (to the
+//! server, or into the outbox while it cannot be reached). A client's `Idempotency-Key`
+//! goes with its write, to the server or into the outbox, so its retry is applied once
+//! either way. The change feed is the mirror's own (its triggers number what it takes
+//! in); the named API keys are the computer's.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use tokio::sync::broadcast;
+
+use super::Mirror;
+use crate::Store;
+use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
+use crate::backend::{Change, Database, SeedReport};
+use crate::domain::*;
+use crate::error::{Error, ErrorCode, Result};
+use crate::idempotency::{IdempotencyKey, Once, Placed};
+
+impl Mirror {
+    fn keys(&self) -> &Store {
+        self.inner.keys.as_ref().unwrap_or(self.store())
+    }
+}
+
+/// A command under a client's key: the outcome, whatever it is, is the first one's (the
+/// server's or the outbox's), so a refusal is an outcome and not a failure.
+fn once<T>(outcome: Result<T>) -> Result<Once<T>> {
+    Ok(Once { outcome, replayed: false })
+}
+
+#[async_trait]
+impl Database for Mirror {
+    async fn place_order_once(&self, key: IdempotencyKey, new: NewOrder, _: DateTime<Utc>) -> Result<Placed> {
+        once(self.place_order_keyed(key.forwarded(), new).await)
+    }
+    async fn adjust_inventory_once(
+        &self,
+        key: IdempotencyKey,
+        pet: PetId,
+        adjustment: NewInventoryAdjustment,
+        _: DateTime<Utc>,
+    ) -> Result<Once<InventoryItem>> {
+        once(self.adjust_inventory_keyed(key.forwarded(), pet, adjustment).await)
+    }
+    async fn update_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        patch: OrderPatch,
+        _: DateTime<Utc>,
+    ) -> Result<Once<Order>> {
+        once(self.update_order_keyed(key.forwarded(), id, patch).await)
+    }
+    async fn cancel_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        _: DateTime<Utc>,
+    ) -> Result<Once<()>> {
+        once(self.cancel_order_keyed(key.forwarded(), id).await)
+    }
+
+    async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
+        self.keys().find_key(hash).await
+    }
+    async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
+        self.keys().create_key(name, scope).await
+    }
+    async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
+        self.keys().list_keys().await
+    }
+    async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
+        self.keys().revoke_key(name).await
+    }
+    async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
+        self.keys().rotate_key(name).await
+    }
+
+    fn subscribe(&self) -> broadcast::Receiver<Change> {
+        Mirror::subscribe(self)
+    }
+    fn feed_notices(&self) -> broadcast::Receiver<Change> {
+        Mirror::subscribe(self)
+    }
+    async fn feed_bounds(&self) -> Result<FeedBounds> {
+        self.store().feed_bounds().await
+    }
+    async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage> {
+        self.store().changes_since(since, limit).await
+    }
+    async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64> {
+        self.store().purge_changes(before).await
+    }
+
+    /// Demo data belongs on the server: a mirror only copies what the server has.
+    async fn seed(&self, _: u64, _: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
+        Err(Error::new(
+            ErrorCode::Forbidden,
+            "a till in remote mode copies the server's shop and cannot be seeded; seed the server",
+        ))
+    }
+}
