@@ -285,13 +285,19 @@ impl Shell {
             .map_err(CommandError::internal)??;
         }
         persist::save(app, &self.dir, &settings)?;
-        let before = self.backend.target();
+        // The local API serves the shop the window shows: served again unless local mode
+        // stays, since remote mode opens a new mirror each time, and the API must never
+        // hold on to one the window has left.
+        let same_shop = remote.is_none() && self.backend.target() == Target::Local;
+        if !same_shop {
+            // Before the switch: two mirrors of one remote never sync at once.
+            self.local_api.stop().await;
+        }
         match remote {
             Some(client) => self.backend.use_remote(client),
             None => self.backend.use_local(),
         }
-        // The local API serves the shop the window shows: another shop, another API.
-        if settings.local_api != previous.local_api || self.backend.target() != before {
+        if settings.local_api != previous.local_api || !same_shop {
             self.apply_local_api(&settings).await;
         }
         *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = settings;
