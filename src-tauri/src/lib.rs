@@ -9,6 +9,7 @@ mod error;
 mod events;
 mod input;
 mod local_api;
+mod quit;
 mod secret_store;
 mod settings;
 mod shell;
@@ -82,6 +83,8 @@ impl Launch {
 pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
         .plugin(tauri_plugin_store::Builder::default().build())
+        .manage(quit::QuitQuestion::default())
+        .on_window_event(quit::on_window_event)
         .setup(|app| {
             let launch =
                 app.try_state::<Launch>().map(|l| l.inner().clone()).unwrap_or_else(Launch::from_env);

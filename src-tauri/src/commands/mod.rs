@@ -53,6 +53,8 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         outbox::list_outbox,
         outbox::retry_outbox_entry,
         outbox::drop_outbox_entry,
+        outbox::quit_app,
+        outbox::keep_app_open,
         inventory::list_inventory,
         inventory::get_inventory,
         inventory::set_inventory,

@@ -3,7 +3,7 @@
 
 use petstore::domain::OutboxEntry;
 use petstore::mirror::SyncStatus;
-use tauri::State;
+use tauri::{AppHandle, Runtime, State};
 
 use crate::error::{CommandError, CommandResult};
 use crate::shell::Shell;
@@ -34,6 +34,19 @@ pub async fn retry_outbox_entry(shell: State<'_, Shell>, seq: i64) -> CommandRes
 #[tauri::command]
 pub async fn drop_outbox_entry(shell: State<'_, Shell>, seq: i64) -> CommandResult<()> {
     Ok(mirror(&shell)?.drop_queued(seq).await?)
+}
+
+/// Quits the app: staff were asked about the writes still in the outbox and said so.
+#[tauri::command]
+pub fn quit_app<R: Runtime>(app: AppHandle<R>) {
+    tracing::info!("quitting with writes in the outbox, as staff chose");
+    app.exit(0);
+}
+
+/// Staff chose to keep the app open when asked; the next close asks again.
+#[tauri::command]
+pub fn keep_app_open<R: Runtime>(app: AppHandle<R>) {
+    crate::quit::keep_open(&app);
 }
 
 fn mirror(shell: &Shell) -> CommandResult<petstore::mirror::Mirror> {

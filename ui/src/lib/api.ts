@@ -141,3 +141,5 @@ export const getSyncStatus = () => call<SyncStatus | null>('get_sync_status', {}
 export const listOutbox = () => call<OutboxEntry[]>('list_outbox', {});
 export const retryOutboxEntry = (seq: number) => call<null>('retry_outbox_entry', { seq });
 export const dropOutboxEntry = (seq: number) => call<null>('drop_outbox_entry', { seq });
+export const quitApp = () => call<null>('quit_app', {});
+export const keepAppOpen = () => call<null>('keep_app_open', {});

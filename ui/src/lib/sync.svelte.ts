@@ -5,6 +5,7 @@ import { listen } from '@tauri-apps/api/event';
 
 import { getSyncStatus } from './api';
 import type { Command } from './bindings/Command';
+import type { OutboxCounts } from './bindings/OutboxCounts';
 import type { SyncStatus } from './bindings/SyncStatus';
 import { formatDelta, formatNumber } from './format';
 
@@ -81,4 +82,23 @@ export function describeCommand(c: Command, locale?: string): string {
       return `Stock of pet ${c.petId} ${formatDelta(c.adjustment.delta, locale)}${reason ? ` (${reason})` : ''}`;
     }
   }
+}
+
+/** Writes the server does not have yet, sent or refused: what leaving them asks about. */
+export function unsent(counts: OutboxCounts | null | undefined): number {
+  return counts ? counts.pending + counts.attention : 0;
+}
+
+/**
+ * What quitting or switching to local mode leaves behind, in words: "3 sales or stock
+ * changes have not reached the server yet (1 needs attention)." and where they go.
+ */
+export function unsentText(counts: OutboxCounts, locale?: string): string {
+  const total = unsent(counts);
+  const what = total === 1 ? '1 sale or stock change has' : `${formatNumber(total, locale)} sales or stock changes have`;
+  const attention = counts.attention > 0 ? ` (${formatNumber(counts.attention, locale)} ${counts.attention === 1 ? 'needs' : 'need'} attention)` : '';
+  return (
+    `${what} not reached the server yet${attention}. ` +
+    'They stay saved on this till and are sent when Petstore runs in remote mode with this server again and it answers.'
+  );
 }
