@@ -46,7 +46,7 @@ impl Petstore for PgStore {
         write!(self, Change::Pets, |tx| pets::create(&tx, &new))
     }
     async fn get_pet(&self, id: PetId) -> Result<Pet> {
-        read!(self, |c| pets::get(&c, id))
+        self.readers().pet(id).await
     }
     async fn replace_pet(&self, id: PetId, new: NewPet) -> Result<Pet> {
         write!(self, Change::Pets, |tx| pets::replace(&tx, id, &new))

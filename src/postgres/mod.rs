@@ -5,7 +5,8 @@
 //! Laid out like `src/store/`: one module per resource (`pets.rs`, `categories.rs`,
 //! `orders.rs`, `inventory.rs`, `keys.rs`, `idempotency.rs`), the status rules applied in
 //! `stock.rs` (the rules themselves are `crate::domain::status_rules`, shared), the paging
-//! every list shares in `paging.rs`, `changes.rs` (LISTEN/NOTIFY), `migrations.rs`,
+//! every list shares in `paging.rs`, `changes.rs` (LISTEN/NOTIFY), `readers.rs` (a pet by
+//! id on shared, pipelined connections), `migrations.rs`,
 //! `seed.rs`, and `backend.rs`, each trait operation as one statement or one transaction
 //! around those functions.
 //!
@@ -36,6 +37,7 @@ mod migrations;
 mod orders;
 mod paging;
 mod pets;
+mod readers;
 mod seed;
 mod stock;
 mod types;
@@ -85,6 +87,8 @@ pub struct PgStore {
 
 struct Inner {
     pool: Pool,
+    /// The shared, pipelined connections for a pet by id.
+    readers: readers::Readers,
     target: PgTarget,
     changes: broadcast::Sender<Change>,
     notifier: changes::Notifier,
@@ -119,6 +123,7 @@ impl PgStore {
         Ok(PgStore {
             inner: Arc::new(Inner {
                 pool,
+                readers: readers::Readers::new(target.clone()),
                 target: target.clone(),
                 changes,
                 notifier,
@@ -128,6 +133,10 @@ impl PgStore {
                 sequencer,
             }),
         })
+    }
+
+    fn readers(&self) -> &readers::Readers {
+        &self.inner.readers
     }
 
     /// Where this store keeps its data (the URL without its password).

@@ -18,7 +18,7 @@ use crate::error::{Error, ErrorCode, Result};
 const COLUMNS: &str = "id, name, category_id, status, description, created_at, updated_at";
 
 /// A pet from `r`, whose columns from `at` on are [`COLUMNS`].
-fn from_row(r: &Row, at: usize) -> Result<Pet> {
+pub(super) fn from_row(r: &Row, at: usize) -> Result<Pet> {
     Ok(Pet {
         id: col(r, at)?,
         name: col(r, at + 1)?,
@@ -127,16 +127,9 @@ async fn short_page(c: &impl GenericClient, w: &Filter, order: &str, page: Page)
 }
 
 /// One indexed statement, by primary key.
-pub(super) async fn find(c: &impl GenericClient, id: PetId) -> Result<Option<Pet>> {
-    let sql =
-        "SELECT id, name, category_id, status, description, created_at, updated_at FROM pets WHERE id = $1";
-    let row = c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?;
-    row.map(|r| from_row(&r, 0)).transpose()
-}
-
-pub(super) async fn get(c: &impl GenericClient, id: PetId) -> Result<Pet> {
-    find(c, id).await?.ok_or_else(|| Error::not_found(PetId::WHAT, id.get()))
-}
+/// A pet by id, prepared on the shared connections of `readers.rs`.
+pub(super) const FIND: &str =
+    "SELECT id, name, category_id, status, description, created_at, updated_at FROM pets WHERE id = $1";
 
 /// The pet, its row locked until the transaction `c` ends.
 async fn get_for_update(c: &impl GenericClient, id: PetId) -> Result<Pet> {

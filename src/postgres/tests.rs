@@ -450,3 +450,36 @@ async fn a_large_seed_keeps_the_counts_the_indexes_and_the_triggers() {
         PetFilter { category_id: Some(id(2)), statuses: vec![PetStatus::Sold], ..PetFilter::default() };
     assert_eq!(store.list_pets(filter, Page::default()).await.unwrap().total, counted as u64 + 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pet_by_id_is_read_again_after_its_shared_connections_were_cut() {
+    let Some(target) = database().await else { return };
+    let store = PgStore::connect(&target).await.unwrap();
+    let pet = store.create_pet(body(r#"{"name": "Rex"}"#)).await.unwrap();
+    for _ in 0..4 {
+        assert_eq!(store.get_pet(pet.id).await.unwrap(), pet);
+    }
+    assert_eq!(store.get_pet(id(pet.id.get() + 1)).await.unwrap_err().code, ErrorCode::NotFound);
+
+    // PostgreSQL restarted, or an administrator ended every other session.
+    let (admin, connection) = target.connect().await.unwrap();
+    tokio::spawn(connection);
+    admin
+        .execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap();
+    // A read on a connection that died may fail once, as on the pool; then each slot
+    // connects again.
+    let mut answered = 0;
+    for _ in 0..6 {
+        if store.get_pet(pet.id).await.is_ok() {
+            answered += 1;
+        }
+    }
+    assert!(answered >= 4, "{answered} of 6 reads answered after the cut");
+    assert_eq!(store.get_pet(pet.id).await.unwrap(), pet);
+}

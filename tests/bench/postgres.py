@@ -266,6 +266,27 @@ def page_only() -> int:
     return 0 if ok else 1
 
 
+def reads_only() -> int:
+    """`run.py --only-pg-reads`: GET /pets/{petId} on PostgreSQL against the ceiling, in
+    rounds, printed and judged in about two minutes (BENCHMARKS.md is left alone)."""
+    r = bench.Results()
+    try:
+        with Postgres(bench.WORK / "postgres") as pg:
+            r.attempt("pg seed small", seed, pg, "shop_small", bench.SMALL)
+            read_rounds(r, pg)
+    except bench.BenchError as e:
+        bench.say(f"postgres: ERROR: {e}")
+        return 1
+    load, ceiling = r.figures["pg GET /pets/{petId}"], r.figures["pg ceiling"]
+    share = load.wrk.rps / ceiling.wrk.rps
+    ok = share >= READ_SHARE_OF_CEILING and not load.problems
+    bench.say(f"pg GET /pets/{{petId}}: {load.wrk.rps:,.0f} req/s, p99 {bench.ms(load.wrk.p99_ms)}; ceiling "
+              f"{ceiling.wrk.rps:,.0f}: {share:.2f} x (rounds {', '.join(f'{x:,.0f}' for x in load.rounds)} against "
+              f"{', '.join(f'{x:,.0f}' for x in ceiling.rounds)}; target >= {READ_SHARE_OF_CEILING}: "
+              f"{'met' if ok else 'MISSED'})")
+    return 0 if ok else 1
+
+
 def rows(r: "bench.Results", j: "bench.Judge") -> list:
     """The report's PostgreSQL table: scenario, figure, p50, p99, baseline, target, met."""
     f, out = r.figures, []

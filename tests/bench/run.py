@@ -1049,15 +1049,19 @@ def main() -> int:
     parser.add_argument("--skip-postgres", action="store_true", help="leave out the PostgreSQL figures")
     parser.add_argument("--only-remote", action="store_true",
                         help="measure only remote mode's figures (tests/bench/mirror.rs) and print them")
+    parser.add_argument("--only-pg-reads", action="store_true",
+                        help="measure only GET /pets/{petId} on PostgreSQL against the ceiling (and the seed it needs)")
     parser.add_argument("--only-pg-page", action="store_true",
                         help="measure only the PostgreSQL filtered page (and the seed it needs)")
     args = parser.parse_args()
 
     wall = time.monotonic()
     LOGS.mkdir(parents=True, exist_ok=True)
-    build(args.skip_criterion or args.only_pg_page)
+    build(args.skip_criterion or args.only_pg_page or args.only_pg_reads)
     if args.only_pg_page:
         return postgres.page_only()
+    if args.only_pg_reads:
+        return postgres.reads_only()
     if args.only_remote:
         r = Results()
         r.attempt("remote", mirror_figures)
