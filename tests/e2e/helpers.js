@@ -511,6 +511,19 @@ async function closeApp(app) {
   if (fatal.length) throw fatal[0];
 }
 
+/**
+ * Kills the app process with SIGKILL (a crash, a power cut: no chance to tidy up), then
+ * ends what is left of its WebDriver session and tauri-driver. To start it again on the same
+ * data, `launchApp(label, { dataDir: app.dataDir, apiPort: app.apiPort, ... })`.
+ */
+export async function killApp(app) {
+  const pid = app.appPid;
+  if (!pid || !isAlive(pid)) throw new Error(`killApp: the app process ${pid} is not running`);
+  process.kill(pid, 'SIGKILL');
+  await until(() => !isAlive(pid), { timeout: 5_000, message: `the app (pid ${pid}) to die of SIGKILL` });
+  await closeApp(app);
+}
+
 /** The local API key, once the app has written it. */
 export async function localApiKey(app) {
   const file = path.join(app.dataDir, 'local-api.key');
@@ -525,19 +538,34 @@ export async function localApiKey(app) {
 /**
  * Starts petstore-server on a free port with a fresh database and a random key: a SQLite
  * file, or the PostgreSQL database E2E_SERVER_DB names (run.sh's second run of remote mode;
- * one test uses it).
+ * one test uses it). `halt()` stops the process and keeps its database and port, as a
+ * server that went down; `resume()` starts it again on both. `allowedHosts` are passed as
+ * `--allowed-host` (a server reached through a proxy sees the proxy's port in `Host`).
  */
-export async function startServer(label) {
+export async function startServer(label, { allowedHosts = [] } = {}) {
   if (!fs.existsSync(SERVER_BIN)) throw new Error(`server binary missing: ${SERVER_BIN} (cargo build --bin petstore-server)`);
   const dir = tempDir('petstore-e2e-server-');
   const port = await freePort();
   const key = randomKey();
-  const proc = new Proc(
-    'petstore-server',
-    SERVER_BIN,
-    ['serve', '--db', process.env.E2E_SERVER_DB || path.join(dir, 'petstore.db'), '--listen', `127.0.0.1:${port}`],
-    { env: { PETSTORE_API_KEY: key }, logFile: logName(`${label}-server`) },
-  );
+  const spawnServer = () =>
+    new Proc(
+      'petstore-server',
+      SERVER_BIN,
+      [
+        'serve',
+        '--db',
+        process.env.E2E_SERVER_DB || path.join(dir, 'petstore.db'),
+        '--listen',
+        `127.0.0.1:${port}`,
+        ...allowedHosts.flatMap((host) => ['--allowed-host', host]),
+      ],
+      { env: { PETSTORE_API_KEY: key }, logFile: logName(`${label}-server`) },
+    );
+  let proc = spawnServer();
+  const ready = async () => {
+    await waitForPort(port, 15_000, () => proc.alive());
+    await until(async () => (await server.api.call('GET', '/health')).status === 200, { message: 'server health' });
+  };
   const server = {
     port,
     key,
@@ -545,6 +573,16 @@ export async function startServer(label) {
     api: restClient(port, key),
     close() {
       return this.stop();
+    },
+    /** The server goes down (SIGTERM, as a service manager would): its port refuses. */
+    async halt() {
+      await proc.stop();
+    },
+    /** The server comes back, on the same port and database. */
+    async resume() {
+      if (proc.alive()) throw new Error('resume(): the server is still running');
+      proc = spawnServer();
+      await ready();
     },
     async stop() {
       openThings.delete(server);
@@ -557,13 +595,109 @@ export async function startServer(label) {
   };
   openThings.add(server);
   try {
-    await waitForPort(port, 15_000, () => proc.alive());
-    await until(async () => (await server.api.call('GET', '/health')).status === 200, { message: 'server health' });
+    await ready();
     return server;
   } catch (e) {
     await server.stop().catch(() => {});
     throw e;
   }
+}
+
+/**
+ * A TCP proxy on a free port of 127.0.0.1 in front of `targetPort`, for a network that
+ * fails without saying so. Its modes:
+ * - `forward()` (the start): each connection is piped to the target and back;
+ * - `blackhole()`: connections are accepted and never answered, and those already open go
+ *   silent (nothing passes either way, nothing is closed), as when a link is gone;
+ * - `loseAnswers()`: requests still reach the target, its answers are thrown away, on new
+ *   connections and open ones: a write is applied and its sender never hears so.
+ * Back to `forward()`, the connections that went silent are dropped (their requests were
+ * given up long ago) and new ones pass again. `held` counts the connections accepted while
+ * not forwarding.
+ */
+export async function startProxy(label, targetPort) {
+  const conns = new Set();
+  const log = fs.createWriteStream(logName(`${label}-proxy`), { flags: 'a' });
+  const note = (line) => log.write(`${new Date().toISOString()} ${line}\n`);
+  const proxy = {
+    mode: 'forward',
+    held: 0,
+    port: 0,
+    url: '',
+    forward() {
+      note(`forward (${[...conns].filter((c) => c.silent).length} silent connections dropped)`);
+      proxy.mode = 'forward';
+      for (const c of [...conns]) if (c.silent) drop(c);
+    },
+    blackhole() {
+      note(`blackhole (${conns.size} open connections go silent)`);
+      proxy.mode = 'blackhole';
+      for (const c of conns) silence(c);
+    },
+    loseAnswers() {
+      note(`lose answers (on ${conns.size} open connections too)`);
+      proxy.mode = 'lose-answers';
+      for (const c of conns) deafen(c);
+    },
+    async close() {
+      openThings.delete(proxy);
+      for (const c of [...conns]) drop(c);
+      await new Promise((resolve) => server.close(() => resolve()));
+      log.end();
+    },
+  };
+  const drop = (c) => {
+    conns.delete(c);
+    c.client.destroy();
+    c.upstream?.destroy();
+  };
+  /** Nothing passes either way any more. */
+  const silence = (c) => {
+    c.silent = true;
+    if (c.upstream) {
+      c.client.unpipe(c.upstream);
+      c.upstream.unpipe(c.client);
+      c.upstream.pause();
+    }
+    c.client.pause();
+  };
+  /** The requests pass, the answers are read and thrown away. */
+  const deafen = (c) => {
+    c.silent = true;
+    if (!c.upstream) return; // black-holed before: stays so
+    c.upstream.unpipe(c.client);
+    c.upstream.on('data', () => {});
+    c.upstream.resume();
+  };
+  const server = net.createServer((client) => {
+    const c = { client, upstream: null, silent: false };
+    conns.add(c);
+    client.on('error', () => drop(c));
+    client.on('close', () => drop(c));
+    if (proxy.mode === 'blackhole') {
+      proxy.held += 1;
+      silence(c);
+      return;
+    }
+    const upstream = net.connect({ host: '127.0.0.1', port: targetPort });
+    c.upstream = upstream;
+    // The target down: the connection is closed, as the target's refusal would be seen.
+    upstream.on('error', () => drop(c));
+    upstream.on('close', () => !c.silent && drop(c));
+    client.pipe(upstream);
+    upstream.pipe(client);
+    if (proxy.mode === 'lose-answers') {
+      proxy.held += 1;
+      deafen(c);
+    }
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  proxy.port = server.address().port;
+  proxy.url = `http://127.0.0.1:${proxy.port}`;
+  note(`listening on ${proxy.port}, forwarding to ${targetPort}`);
+  openThings.add(proxy);
+  return proxy;
 }
 
 /**
