@@ -123,8 +123,9 @@ schemathesis:
 
 ## crash-test: petstore-server and the desktop app killed with SIGKILL mid-load, round after
 ## round, and the server's power cut under a disk that loses what was not synced (tests/crash/);
-## 10 server and 3 app rounds, 20 power-cut rounds of each of 3 kinds;
-## PETSTORE_CRASH_ROUNDS / _APP_ROUNDS and PETSTORE_POWERCUT_ROUNDS for more
+## 10 server and 3 app rounds, 20 power-cut rounds of each of 3 kinds, 3 rounds of two remote-mode
+## tills selling through outages and kills (outbox.rs); PETSTORE_CRASH_ROUNDS / _APP_ROUNDS,
+## PETSTORE_POWERCUT_ROUNDS and PETSTORE_OUTBOX_ROUNDS for more
 .PHONY: crash-test soak
 crash-test: ui
 	$(CARGO) build --locked -p petstore-desktop --bin petstore-desktop
@@ -136,12 +137,13 @@ SOAK_CRASH_ROUNDS ?= 200
 SOAK_CRASH_APP_ROUNDS ?= 25
 SOAK_POWERCUT_ROUNDS ?= 200
 SOAK_CRASH_PG_ROUNDS ?= 100
+SOAK_OUTBOX_ROUNDS ?= 50
 SOAK_PROPTEST_CASES ?= 20000
 SOAK_SCHEMATHESIS_EXAMPLES ?= 1000
 soak: ui
 	PETSTORE_CRASH_ROUNDS=$(SOAK_CRASH_ROUNDS) PETSTORE_CRASH_APP_ROUNDS=$(SOAK_CRASH_APP_ROUNDS) \
 		PETSTORE_POWERCUT_ROUNDS=$(SOAK_POWERCUT_ROUNDS) PETSTORE_CRASH_PG_ROUNDS=$(SOAK_CRASH_PG_ROUNDS) \
-		$(MAKE) --no-print-directory crash-test
+		PETSTORE_OUTBOX_ROUNDS=$(SOAK_OUTBOX_ROUNDS) $(MAKE) --no-print-directory crash-test
 	PROPTEST_CASES=$(SOAK_PROPTEST_CASES) $(CARGO) test --locked --test api fuzz -- --nocapture
 	SCHEMATHESIS_MAX_EXAMPLES=$(SOAK_SCHEMATHESIS_EXAMPLES) $(MAKE) --no-print-directory schemathesis
 

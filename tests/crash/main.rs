@@ -13,8 +13,14 @@
 //! SIGKILL keeps the kernel's page cache; `powercut/` runs the same rounds through a power
 //! cut that loses what was not synced (10 rounds of each of its three kinds;
 //! `PETSTORE_POWERCUT_ROUNDS` for more).
+//!
+//! `outbox.rs` is remote mode's soak (issue 19): two tills on one server through proxies
+//! that refuse or black-hole, the server stopped, the tills killed, sales all the while;
+//! every sale accepted reaches the server once (3 rounds; `PETSTORE_OUTBOX_ROUNDS` for
+//! more; it needs the app and a display, like the app's rounds).
 
 mod harness;
+mod outbox;
 #[path = "../support/pg_server.rs"]
 mod pg_server;
 mod postgres;
