@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use petstore::client::{Client, ClientConfig, origin_of};
 use petstore::domain::Page;
+use petstore::mirror::SyncState;
 use petstore::{Petstore, Store};
 use serde::Serialize;
 use tauri::{AppHandle, Manager, Runtime};
@@ -383,7 +384,17 @@ impl Shell {
                 remote_key_storage: None,
             },
             Target::Remote { base_url } => {
-                let probed = probe(self.current().as_ref()).await;
+                // Once the mirror holds a copy, reads answer from it whatever the server
+                // does: whether the server answers is what the sync says. Before that (or
+                // without a mirror) reads go to the server, so ask it.
+                let probed =
+                    match self.backend.sync_status().filter(|s| s.position.is_some()).map(|s| s.state) {
+                        Some(SyncState::Offline { reason, .. } | SyncState::KeyRefused { reason }) => {
+                            Err(reason)
+                        }
+                        Some(_) => Ok(0),
+                        None => probe(self.current().as_ref()).await,
+                    };
                 let remote_key_storage = match self.provisioned {
                     Some(_) => None,
                     None => Some(self.remote_key.get().secrets.storage().0),

@@ -46,10 +46,10 @@ describe('Sync status', () => {
     );
     expect(syncText(syncStatus({ state: 'copying', done: 500, total: null }), 'en-US')).toBe('Copying the shop… 500 pets');
     expect(syncText(syncStatus({ state: 'offline', since, reason: 'connection refused' }), 'en-GB', now)).toBe(
-      'Offline since 10:42 — sales are kept and sent when the server answers',
+      'Offline since 10:42 · sales are kept',
     );
     expect(syncText(syncStatus({ state: 'keyRefused', reason: '401' }))).toBe(
-      'The server refused the API key — change it in Settings',
+      'The server refuses this till — check the key and address in Settings',
     );
     // Another day: the date too.
     expect(formatSince(since, 'en-GB', new Date('2026-11-23T09:00:00'))).toBe('22 Nov 2026, 10:42');
@@ -90,13 +90,13 @@ describe('Sync status', () => {
     await waitFor(() => expect(screen.getByTestId('status-sync')).toHaveTextContent(/^Copying the shop… 12.000 of 100.000 pets$/));
 
     await emit(SYNC_EVENT, syncStatus({ state: 'offline', since: new Date().toISOString(), reason: 'timed out' }, { pending: 3, attention: 0 }));
-    await waitFor(() => expect(screen.getByTestId('status-sync')).toHaveTextContent(/^Offline since .+ — sales are kept and sent when the server answers$/));
-    expect(screen.getByTestId('status-sync')).toHaveAttribute('title', 'timed out');
+    await waitFor(() => expect(screen.getByTestId('status-sync')).toHaveTextContent(/^Offline since .+ · sales are kept$/));
+    expect(screen.getByTestId('status-sync')).toHaveAttribute('title', expect.stringMatching(/^timed out — sales, orders and stock changes are kept/));
     expect(screen.getByTestId('outbox-pending')).toHaveTextContent('3 to send');
     expect(screen.queryByTestId('outbox-attention')).not.toBeInTheDocument();
 
     await emit(SYNC_EVENT, syncStatus({ state: 'keyRefused', reason: 'unauthorized' }, { pending: 3, attention: 1 }));
-    await waitFor(() => expect(screen.getByTestId('status-sync')).toHaveTextContent('The server refused the API key — change it in Settings'));
+    await waitFor(() => expect(screen.getByTestId('status-sync')).toHaveTextContent('The server refuses this till — check the key and address in Settings'));
     expect(screen.getByTestId('outbox-pending')).toHaveTextContent('3 to send');
     expect(screen.getByTestId('outbox-attention')).toHaveTextContent('1 needs attention');
 

@@ -68,3 +68,11 @@ export function shipDateToIso(date: string): string | null {
   const d = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]), 12, 0, 0);
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
+
+/** Orders a till took while its server could not be reached have ids from 2^52 until the server numbers them. */
+export const PROVISIONAL_ORDER_IDS = 2 ** 52;
+
+/** An order's number as staff read it: "#12", or "to send" while the server has not numbered it yet. */
+export function orderNumber(id: number): string {
+  return id >= PROVISIONAL_ORDER_IDS ? 'to send' : `#${id}`;
+}

@@ -62,9 +62,11 @@ export function syncText(s: SyncStatus, locale?: string, now?: Date): string {
     case 'synced':
       return 'Synced';
     case 'offline':
-      return `Offline since ${formatSince(s.since, locale, now)} — sales are kept and sent when the server answers`;
+      return `Offline since ${formatSince(s.since, locale, now)} · sales are kept`;
     case 'keyRefused':
-      return 'The server refused the API key — change it in Settings';
+      // A wrong key (401), a key that may only read, or this till's address refused (403):
+      // the server's words are in the tooltip.
+      return 'The server refuses this till — check the key and address in Settings';
   }
 }
 
