@@ -48,6 +48,16 @@ impl Command {
         Self::PlaceOrder { order_id: OrderId::try_from(PROVISIONAL_ORDER_IDS).expect("positive"), order }
     }
 
+    /// The pet whose stock it moves by itself, if it names one (placing an order, an
+    /// adjustment; a cancellation names only its order).
+    pub fn pet_id(&self) -> Option<PetId> {
+        match self {
+            Self::PlaceOrder { order, .. } => Some(order.pet_id),
+            Self::AdjustInventory { pet_id, .. } => Some(*pet_id),
+            Self::CompleteOrder { .. } | Self::CancelOrder { .. } => None,
+        }
+    }
+
     /// The order it is about, if any (a provisional id for an order placed offline).
     pub fn order_id(&self) -> Option<OrderId> {
         match self {

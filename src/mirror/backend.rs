@@ -40,9 +40,10 @@ impl Parts {
         });
     }
 
-    /// Takes `command` offline and wakes the replay.
-    async fn queue(&self, key: String, command: Command) -> Result<Queued> {
-        let (queued, _) = self.store.queue(key, command).await?;
+    /// Takes `command` offline and wakes the replay; `unsure` if it was sent and its
+    /// answer never came (see [`Store::queue`](crate::Store::queue)).
+    async fn queue(&self, key: String, command: Command, unsure: bool) -> Result<Queued> {
+        let (queued, _) = self.store.queue(key, command, unsure).await?;
         self.queued().await;
         Ok(queued)
     }
@@ -57,23 +58,63 @@ impl Parts {
     /// Sends a counter write (`online`, with its key), or queues it (`command`) when the
     /// server cannot be reached, and always when it is about an order the server has not
     /// numbered yet (it follows its order through the queue). `Ok(Err(queued))` when queued.
-    async fn counter<T>(
+    async fn counter<T: Answer>(
         &self,
         key: String,
         command: Command,
         online: impl AsyncFnOnce(String) -> Result<T>,
     ) -> Result<std::result::Result<T, Queued>> {
+        let mut unsure = false;
         if !command.waits_on_provisional_order() && !self.queue_first() {
             match online(key.clone()).await {
-                Ok(answer) => return Ok(Ok(answer)),
+                Ok(answer) => {
+                    // Its key remembered, for the same write sent again while offline.
+                    if let Err(e) = self.store.outbox_remember(key, command, answer.order_id()).await {
+                        tracing::debug!(error = %e.message, "a sent write's key could not be remembered");
+                    }
+                    return Ok(Ok(answer));
+                }
                 // A time-out may have placed it: queued under the same key, the replay
                 // finds out, and the server applies it once either way.
-                Err(e) if is_offline(&e) => self.went_offline(&e),
+                Err(e) if is_offline(&e) => {
+                    unsure = may_have_been_applied(&e);
+                    self.went_offline(&e);
+                }
                 Err(e) => return Err(e),
             }
         }
-        self.queue(key, command).await.map(Err)
+        self.queue(key, command, unsure).await.map(Err)
     }
+}
+
+/// What a counter write's answer says of the order it placed or completed.
+trait Answer {
+    fn order_id(&self) -> Option<OrderId>;
+}
+
+impl Answer for Order {
+    fn order_id(&self) -> Option<OrderId> {
+        Some(self.id)
+    }
+}
+
+impl Answer for InventoryItem {
+    fn order_id(&self) -> Option<OrderId> {
+        None
+    }
+}
+
+impl Answer for () {
+    fn order_id(&self) -> Option<OrderId> {
+        None
+    }
+}
+
+/// Whether a write that failed with `e` may have been applied all the same: the request
+/// went out and no answer came back (a time-out, a cut connection, a broken or failed
+/// answer). A refused connection never reached the server.
+fn may_have_been_applied(e: &Error) -> bool {
+    !matches!(e.code, ErrorCode::Unreachable | ErrorCode::Busy | ErrorCode::RequestTimeout)
 }
 
 /// The error for a write that needs the server while it cannot be reached.

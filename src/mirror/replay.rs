@@ -21,13 +21,34 @@ use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
 use crate::store::{Put, Sent};
 
-/// Sends every waiting write; answers whether there were any.
+/// Sends every waiting write; answers whether there were any. Then reads again the stock
+/// of every pet a sent write was about: a write the server had applied before (its answer
+/// was lost) is answered from its key and changes nothing there, so no change of the
+/// feed would bring the server's stock, and the mirror would keep the reservation.
 pub(super) async fn drain(parts: &Parts) -> Result<bool, Stop> {
     let mut sent_any = false;
+    let mut touched = std::collections::BTreeSet::new();
+    let drained = drain_from(parts, &mut sent_any, &mut touched).await;
+    for pet in touched {
+        if let Ok(item) = parts.client.get_inventory(pet).await {
+            put_quietly(parts, Put::Stock(vec![item])).await;
+        }
+    }
+    drained.map(|()| sent_any)
+}
+
+async fn drain_from(
+    parts: &Parts,
+    sent_any: &mut bool,
+    touched: &mut std::collections::BTreeSet<PetId>,
+) -> Result<(), Stop> {
     while let Some(entry) = parts.store.outbox_next().await? {
-        sent_any = true;
+        *sent_any = true;
         match send(parts, &entry).await {
-            Ok(sent) => parts.store.outbox_sent(entry.seq, sent).await?,
+            Ok(sent) => {
+                touched.extend(entry.command.pet_id());
+                parts.store.outbox_sent(entry.seq, sent).await?
+            }
             Err(e) if is_offline(&e) || is_key_refused(&e) => return Err(e.into()),
             Err(e) => {
                 tracing::info!(write = %entry.command.describe(), reason = %e.message, "the server refused a write taken offline; it needs attention");
@@ -37,7 +58,7 @@ pub(super) async fn drain(parts: &Parts) -> Result<bool, Stop> {
         }
         parts.counts_changed().await;
     }
-    Ok(sent_any)
+    Ok(())
 }
 
 async fn send(parts: &Parts, entry: &OutboxEntry) -> Result<Sent> {

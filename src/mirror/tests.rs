@@ -275,3 +275,85 @@ async fn the_local_api_serves_the_mirror_and_answers_202_for_a_sale_taken_offlin
     assert_eq!(mirror.get_order(order.id).await.unwrap().id, late.id, "the provisional id names it");
     assert_eq!(orders_of(&server).await.len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sale_sent_again_while_offline_gets_the_servers_order_not_a_second_sale() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, pets) = shop(dir.path(), 2, 10).await;
+    server.set_inventory(pets[1], parse(r#"{"quantity": 1}"#)).await.unwrap();
+    let mut remote = Remote::start(server.clone()).await;
+    let mirror = Mirror::open(&dir.path().join("mirrors"), remote.client()).unwrap();
+    assert!(mirror.settle(SETTLE).await);
+    let (url, _stop) = local_api(&mirror).await;
+    let http = reqwest::Client::new();
+    let sell = |key: &'static str, pet: PetId| {
+        http.post(format!("{url}/store/orders"))
+            .bearer_auth(LOCAL_KEY)
+            .header("Idempotency-Key", key)
+            .json(&serde_json::json!({"petId": pet, "quantity": 1, "complete": true}))
+            .send()
+    };
+    let a: Order = sell("k-a", pets[0]).await.unwrap().json().await.unwrap();
+    let b: Order = sell("k-b", pets[1]).await.unwrap().json().await.unwrap();
+    // Queued behind another write, so both go through the outbox and are sent by the replay.
+    remote.down().await;
+    let queued = sell("k-c", pets[0]).await.unwrap();
+    assert_eq!(queued.status(), 202);
+    remote.up().await;
+    assert!(mirror.settle(SETTLE).await);
+
+    remote.down().await;
+    // The client lost the answers and sends them again while the server is away.
+    let again_a = sell("k-a", pets[0]).await.unwrap();
+    assert_eq!(again_a.status(), 201, "the server's order, not one queued again");
+    assert_eq!(again_a.json::<Order>().await.unwrap().id, a.id);
+    let again_b = sell("k-b", pets[1]).await.unwrap();
+    assert_eq!(again_b.status(), 201, "not 409 for the last one, which this very sale took");
+    assert_eq!(again_b.json::<Order>().await.unwrap().id, b.id);
+    assert_eq!(mirror.outbox_counts().await.unwrap(), OutboxCounts::default());
+    assert_eq!(stock_of(&mirror, pets[0]).await, 8);
+
+    remote.up().await;
+    assert!(mirror.settle(SETTLE).await);
+    assert_eq!(orders_of(&server).await.len(), 3);
+    assert_eq!(stock_of(&server, pets[0]).await, 8);
+    assert_eq!(stock_of(&mirror, pets[0]).await, 8);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sale_whose_answer_was_lost_is_queued_even_where_the_mirror_shows_no_stock_and_placed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, pets) = shop(dir.path(), 1, 1).await;
+    let mut remote = Remote::start(server.clone()).await;
+    let mirror = Mirror::open(&dir.path().join("mirrors"), remote.client()).unwrap();
+    assert!(mirror.settle(SETTLE).await);
+
+    // While the answers are lost: the server is restocked to 2 and takes two sales the
+    // till sent, each under its key; the mirror still shows 1.
+    remote.down().await;
+    server.set_inventory(pets[0], parse(r#"{"quantity": 2}"#)).await.unwrap();
+    let now = chrono::Utc::now();
+    for key in ["lost-1", "lost-2"] {
+        let key = crate::idempotency::IdempotencyKey::new(KEY, key).unwrap();
+        server.place_order_once(key, order(pets[0], 1, true), now).await.unwrap().outcome.unwrap();
+    }
+    // The till's side of the time-outs: both queued, the second with no stock to reserve.
+    let store = mirror.store();
+    let (first, _) =
+        store.queue("lost-1".into(), Command::place(order(pets[0], 1, true)), true).await.unwrap();
+    let (second, _) =
+        store.queue("lost-2".into(), Command::place(order(pets[0], 1, true)), true).await.unwrap();
+    use crate::store::Queued;
+    assert!(matches!((&first, &second), (Queued::Order(_), Queued::Order(_))), "{first:?} {second:?}");
+    // Sure it never reached the server (a refused connection), the mirror's refusal stands.
+    let sure = store.queue("never-sent".into(), Command::place(order(pets[0], 1, true)), false).await;
+    assert_eq!(sure.unwrap_err().code, ErrorCode::PetNotAvailable);
+
+    remote.up().await;
+    assert!(mirror.settle(SETTLE).await, "{:?}", *mirror.status().borrow());
+    assert_eq!(orders_of(&server).await.len(), 2, "each placed once");
+    assert!(mirror.outbox().await.unwrap().is_empty(), "{:?}", mirror.outbox().await);
+    assert_eq!(stock_of(&server, pets[0]).await, 0);
+    assert_eq!(stock_of(&mirror, pets[0]).await, 0, "the mirror keeps no reservation the server has not");
+    assert_eq!(orders_of(&mirror).await, orders_of(&server).await);
+}

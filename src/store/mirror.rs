@@ -7,7 +7,10 @@
 //!   (deleted on the server meanwhile) can be removed at its end;
 //! - `outbox`: the writes taken offline, each in the same transaction as its effect here
 //!   (stock reserved, the order shown), and `provisional_orders`: which server order an
-//!   order placed offline became.
+//!   order placed offline became;
+//! - `outbox_sent`: the keys of writes the server has taken, for as long as it keeps them,
+//!   so that a client of the local API sending one again while the server cannot be
+//!   reached gets what the server would answer, not a second sale.
 //!
 //! Server state comes in as the server gave it ("put"), never through the shop's rules:
 //! the server applied them already. One rule of the mirror's own: a pet's stock is the
@@ -61,7 +64,18 @@ CREATE TABLE IF NOT EXISTS provisional_orders (
     provisional INTEGER PRIMARY KEY,
     server      INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS outbox_sent (
+    key      TEXT PRIMARY KEY,
+    command  TEXT NOT NULL,
+    -- The server's id of the order it placed or completed.
+    order_id INTEGER,
+    sent_at  TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS outbox_sent_by_time ON outbox_sent (sent_at);
 ";
+
+/// How long a sent write's key is remembered: the server's default idempotency window.
+const SENT_KEPT_DAYS: i64 = 7;
 
 /// The writer's page cache during a full sync, and SQLite's default, in KiB (negative, as
 /// `PRAGMA cache_size` takes a size in KiB).
@@ -227,8 +241,25 @@ impl Store {
     /// Takes `command` offline: its effect on the mirror, as the server would make it, and
     /// its place in the outbox under `key`, in one transaction. A provisional order id is
     /// given here, whatever `command` says.
-    pub async fn queue(&self, key: String, command: Command) -> Result<(Queued, Command)> {
-        self.write(Change::Orders, move |tx| queue(tx, &key, command, None)).await
+    ///
+    /// `unsure`: it was sent and no answer came (a time-out), so the server may have applied
+    /// it. Then it is queued even when the mirror would refuse it (the mirror may be behind
+    /// the server), with no effect on the stock here: the replay finds out, and the server's
+    /// answer, or its refusal, is what counts.
+    pub async fn queue(&self, key: String, command: Command, unsure: bool) -> Result<(Queued, Command)> {
+        self.write(Change::Orders, move |tx| queue(tx, &key, command, None, unsure)).await
+    }
+
+    /// The server took `command` under `key` straight away (online): remembered as a
+    /// replayed write is, so that the same key sent again while the server cannot be
+    /// reached answers what the server did.
+    pub async fn outbox_remember(
+        &self,
+        key: String,
+        command: Command,
+        order_id: Option<OrderId>,
+    ) -> Result<()> {
+        self.write_quietly(move |tx| keep_sent(tx, &key, &command, order_id)).await
     }
 
     /// The oldest write waiting for the server.
@@ -267,6 +298,7 @@ impl Store {
     pub async fn outbox_sent(&self, seq: i64, sent: Sent) -> Result<()> {
         self.write(Change::Orders, move |tx| {
             let entry = find(tx, seq)?;
+            remember_sent(tx, &entry, &sent)?;
             if let (Sent::Placed(order), Command::PlaceOrder { order_id: provisional, .. }) =
                 (&sent, &entry.command)
             {
@@ -331,7 +363,7 @@ impl Store {
                 Command::PlaceOrder { order_id, .. } => Some(order_id),
                 _ => None,
             };
-            queue(tx, &key, entry.command, provisional).map(|(queued, _)| queued)
+            queue(tx, &key, entry.command, provisional, false).map(|(queued, _)| queued)
         })
         .await
     }
@@ -408,12 +440,23 @@ fn queue(
     key: &str,
     command: Command,
     provisional: Option<OrderId>,
+    unsure: bool,
 ) -> Result<(Queued, Command)> {
-    let earlier =
-        tx.prepare_cached(&format!("SELECT {ENTRY} FROM outbox WHERE key = ?1"))?.query_row([key], entry);
-    if let Some(earlier) = earlier.optional()? {
+    if let Some(earlier) = earlier_under(tx, key)? {
         return queued_again(tx, earlier, &command).map(|queued| (queued, command));
     }
+    match queue_with_effect(tx, key, command.clone(), provisional) {
+        Err(e) if unsure && e.code.status() == 409 => queue_without_effect(tx, key, command, provisional),
+        queued => queued,
+    }
+}
+
+fn queue_with_effect(
+    tx: &Connection,
+    key: &str,
+    command: Command,
+    provisional: Option<OrderId>,
+) -> Result<(Queued, Command)> {
     let (queued, command, pet, delta) = match command {
         Command::PlaceOrder { order, .. } => {
             let placed = orders::place(tx, &order)?;
@@ -443,34 +486,109 @@ fn queue(
             (Queued::Item(item), Command::AdjustInventory { pet_id, adjustment }, pet_id, delta)
         }
     };
-    let json = serde_json::to_string(&command).map_err(Error::internal)?;
+    insert_entry(tx, key, &command, Some(pet), delta)?;
+    Ok((queued, command))
+}
+
+/// A write that may already be on the server but that the mirror would refuse (it shows
+/// too little stock, or the pet no longer available, since the mirror is behind): queued
+/// with no effect on the stock here. An order is shown as taken, so that it can be
+/// followed; the replay puts the server's answer in its place, or takes it off.
+fn queue_without_effect(
+    tx: &Connection,
+    key: &str,
+    command: Command,
+    provisional: Option<OrderId>,
+) -> Result<(Queued, Command)> {
+    let (queued, command, pet) = match command {
+        Command::PlaceOrder { order, .. } => {
+            let id = match provisional {
+                Some(id) => id,
+                None => next_provisional(tx)?,
+            };
+            let shown = orders::insert_as_is(tx, id, &order)?;
+            let pet = order.pet_id;
+            (Queued::Order(shown), Command::PlaceOrder { order_id: id, order }, Some(pet))
+        }
+        Command::CompleteOrder { order_id } => (Queued::Order(orders::get(tx, order_id)?), command, None),
+        Command::CancelOrder { .. } => (Queued::Cancelled, command, None),
+        Command::AdjustInventory { pet_id, .. } => {
+            (Queued::Item(inventory::get(tx, pet_id)?), command, Some(pet_id))
+        }
+    };
+    insert_entry(tx, key, &command, pet, 0)?;
+    Ok((queued, command))
+}
+
+fn insert_entry(tx: &Connection, key: &str, command: &Command, pet: Option<PetId>, delta: i64) -> Result<()> {
+    let json = serde_json::to_string(command).map_err(Error::internal)?;
     tx.prepare_cached(
         "INSERT INTO outbox (key, command, pet_id, order_id, stock_delta, state, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6)",
     )?
     .execute(params![key, json, pet, command.order_id(), delta, Timestamp::now()])?;
-    Ok((queued, command))
+    Ok(())
+}
+
+/// A write taken under `key` before: still in the outbox, or sent and remembered.
+fn earlier_under(tx: &Connection, key: &str) -> Result<Option<Earlier>> {
+    let queued =
+        tx.prepare_cached(&format!("SELECT {ENTRY} FROM outbox WHERE key = ?1"))?.query_row([key], entry);
+    if let Some(entry) = queued.optional()? {
+        return Ok(Some(Earlier::Queued(entry)));
+    }
+    let sent = tx
+        .prepare_cached("SELECT command, order_id FROM outbox_sent WHERE key = ?1")?
+        .query_row([key], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<OrderId>>(1)?)))
+        .optional()?;
+    let Some((command, order_id)) = sent else { return Ok(None) };
+    let command = serde_json::from_str(&command).map_err(Error::internal)?;
+    Ok(Some(Earlier::Sent { command, order_id }))
+}
+
+enum Earlier {
+    Queued(OutboxEntry),
+    /// On the server; `order_id` is its id of the order placed or completed.
+    Sent {
+        command: Command,
+        order_id: Option<OrderId>,
+    },
+}
+
+/// The server took the queued write `entry`: see [`keep_sent`].
+fn remember_sent(tx: &Connection, entry: &OutboxEntry, sent: &Sent) -> Result<()> {
+    let order_id = match (sent, &entry.command) {
+        (Sent::Placed(order), _) => Some(order.id),
+        (_, Command::CompleteOrder { order_id }) => Some(current_order_id(tx, *order_id)?),
+        _ => None,
+    };
+    keep_sent(tx, &entry.key, &entry.command, order_id)
+}
+
+/// The server took `command` under `key`: the key is remembered for as long as the server
+/// keeps it, with the order it placed or completed, and keys older than that go.
+fn keep_sent(tx: &Connection, key: &str, command: &Command, order_id: Option<OrderId>) -> Result<()> {
+    let json = serde_json::to_string(command).map_err(Error::internal)?;
+    let now = chrono::Utc::now();
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO outbox_sent (key, command, order_id, sent_at) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![key, json, order_id, Timestamp::from(now)])?;
+    let horizon = Timestamp::from(now - chrono::TimeDelta::days(SENT_KEPT_DAYS));
+    tx.prepare_cached("DELETE FROM outbox_sent WHERE sent_at < ?1")?.execute([horizon])?;
+    Ok(())
 }
 
 /// A write sent again under the key of one still in the outbox (a client of the local API
 /// retrying): the same request answers what the first one did, as it stands now; another
 /// request under that key is refused, as the server refuses it.
-fn queued_again(tx: &Connection, earlier: OutboxEntry, command: &Command) -> Result<Queued> {
-    // An order is named by the id it has now: an order placed offline may have become
-    // the server's since its first request named it.
-    let same = match (&earlier.command, command) {
-        (Command::PlaceOrder { order: first, .. }, Command::PlaceOrder { order, .. }) => first == order,
-        (Command::CompleteOrder { order_id: first }, Command::CompleteOrder { order_id })
-        | (Command::CancelOrder { order_id: first }, Command::CancelOrder { order_id }) => {
-            current_order_id(tx, *first)? == current_order_id(tx, *order_id)?
-        }
-        (first, command) => first == command,
+fn queued_again(tx: &Connection, earlier: Earlier, command: &Command) -> Result<Queued> {
+    let earlier = match earlier {
+        Earlier::Queued(entry) => entry,
+        Earlier::Sent { command: first, order_id } => return sent_again(tx, &first, order_id, command),
     };
-    if !same {
-        return Err(Error::new(
-            ErrorCode::IdempotencyKeyReused,
-            "the Idempotency-Key was already used for a different request",
-        ));
+    if !same_request(tx, &earlier.command, command)? {
+        return Err(key_reused());
     }
     if earlier.state == OutboxState::Attention {
         return Err(Error::validation(format!(
@@ -485,6 +603,46 @@ fn queued_again(tx: &Connection, earlier: OutboxEntry, command: &Command) -> Res
         Command::CancelOrder { .. } => Queued::Cancelled,
         Command::AdjustInventory { pet_id, .. } => Queued::Item(inventory::get(tx, pet_id)?),
     })
+}
+
+/// Whether `command` is the request `first` was. An order is named by the id it has now:
+/// an order placed offline may have become the server's since its first request named it.
+fn same_request(tx: &Connection, first: &Command, command: &Command) -> Result<bool> {
+    Ok(match (first, command) {
+        (Command::PlaceOrder { order: first, .. }, Command::PlaceOrder { order, .. }) => first == order,
+        (Command::CompleteOrder { order_id: first }, Command::CompleteOrder { order_id })
+        | (Command::CancelOrder { order_id: first }, Command::CancelOrder { order_id }) => {
+            current_order_id(tx, *first)? == current_order_id(tx, *order_id)?
+        }
+        (first, command) => first == command,
+    })
+}
+
+/// A write sent again under the key of one the server has taken: the same request answers
+/// what the server made of it (the order as the mirror has it now), and nothing is queued.
+fn sent_again(
+    tx: &Connection,
+    first: &Command,
+    order_id: Option<OrderId>,
+    command: &Command,
+) -> Result<Queued> {
+    if !same_request(tx, first, command)? {
+        return Err(key_reused());
+    }
+    Ok(match (first, order_id) {
+        (Command::PlaceOrder { .. } | Command::CompleteOrder { .. }, Some(id)) => {
+            Queued::Order(orders::get(tx, id)?)
+        }
+        (Command::AdjustInventory { pet_id, .. }, _) => Queued::Item(inventory::get(tx, *pet_id)?),
+        _ => Queued::Cancelled,
+    })
+}
+
+fn key_reused() -> Error {
+    Error::new(
+        ErrorCode::IdempotencyKeyReused,
+        "the Idempotency-Key was already used for a different request",
+    )
 }
 
 fn next_provisional(tx: &Connection) -> Result<OrderId> {

@@ -69,6 +69,19 @@ pub(super) fn place(conn: &Connection, new: &NewOrder) -> Result<Order> {
     Ok(Order { id, pet_id: new.pet_id, quantity, ship_date, complete: new.complete, created_at: now })
 }
 
+/// `new` stored as order `id` as it is: no rule checked, no stock taken. A till's record
+/// of an order its server may have placed already (`store::mirror`), until the server says.
+pub(super) fn insert_as_is(conn: &Connection, id: OrderId, new: &NewOrder) -> Result<Order> {
+    let now = Timestamp::now();
+    let ship_date = if new.complete { Some(new.ship_date.unwrap_or(now)) } else { new.ship_date };
+    let quantity = new.quantity.get();
+    conn.prepare_cached(
+        "INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![id, new.pet_id, quantity, ship_date, new.complete, now])?;
+    Ok(Order { id, pet_id: new.pet_id, quantity, ship_date, complete: new.complete, created_at: now })
+}
+
 /// Changes an open order's quantity or ship date, or completes it.
 pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Result<Order> {
     if patch.is_empty() {

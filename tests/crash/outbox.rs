@@ -446,11 +446,13 @@ fn read_mirror(path: &Path) -> rusqlite::Result<MirrorView> {
             view.pending += 1;
             continue;
         }
-        let kind =
-            serde_json::from_str::<Value>(&command).ok().and_then(|c| c["kind"].as_str().map(str::to_owned));
-        match (kind.as_deref(), pet, order) {
+        let parsed = serde_json::from_str::<Value>(&command).unwrap_or_default();
+        // The quantity the sale asked for (a write queued unsure of the server reserved
+        // no stock here, so its `stock_delta` is 0).
+        let quantity = parsed["order"]["quantity"].as_i64().unwrap_or(-delta);
+        match (parsed["kind"].as_str(), pet, order) {
             (Some("placeOrder"), Some(pet), Some(order)) => {
-                view.attention.insert(order, (pet, -delta, reason.unwrap_or_default()));
+                view.attention.insert(order, (pet, quantity, reason.unwrap_or_default()));
             }
             _ => view.other_attention.push(format!("{seq}: {command} ({})", reason.unwrap_or_default())),
         }
