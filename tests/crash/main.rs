@@ -65,6 +65,22 @@ fn kill(child: &mut Option<Child>) {
 }
 
 /// Appends to the log across restarts, so a failure shows every run.
+/// The desktop app on its data folder `data`, its local API on `port`, everything else it
+/// writes (WebKit's caches) under `home`.
+fn desktop_app(bin: &Path, data: &Path, port: u16, home: &Path) -> Command {
+    let mut command = Command::new(bin);
+    command
+        .env("PETSTORE_DATA_DIR", data)
+        .env("PETSTORE_LOCAL_API_PORT", port.to_string())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .env("XDG_CACHE_HOME", home.join(".cache"))
+        // No accessibility bus in this session; without it GTK waits for one.
+        .env("NO_AT_BRIDGE", "1");
+    command
+}
+
 fn log_file(path: &Path) -> (Stdio, Stdio) {
     let file = File::options().create(true).append(true).open(path).unwrap();
     (Stdio::from(file.try_clone().unwrap()), Stdio::from(file))
@@ -155,16 +171,7 @@ impl Target for App {
         std::fs::create_dir_all(&home).unwrap();
         let log = self.dir.path().join("app.log");
         let (out, err) = log_file(&log);
-        let mut child = Command::new(&self.bin)
-            .env("PETSTORE_DATA_DIR", self.data())
-            .env("PETSTORE_LOCAL_API_PORT", port.to_string())
-            // WebKit's caches and anything else the app writes stay in the temp dir.
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .env("XDG_CACHE_HOME", home.join(".cache"))
-            // No accessibility bus in this session; without it GTK waits for one.
-            .env("NO_AT_BRIDGE", "1")
+        let mut child = desktop_app(&self.bin, &self.data(), port, &home)
             .env("RUST_LOG", "warn")
             .stdout(out)
             .stderr(err)

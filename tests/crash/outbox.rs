@@ -342,17 +342,10 @@ impl Till {
         std::fs::create_dir_all(self.data()).unwrap();
         std::fs::create_dir_all(&home).unwrap();
         let (out, err) = log_file(&self.log());
-        let mut child = Command::new(&self.bin)
-            .env("PETSTORE_DATA_DIR", self.data())
-            .env("PETSTORE_LOCAL_API_PORT", port.to_string())
+        let mut child = super::desktop_app(&self.bin, &self.data(), port, &home)
             .env("PETSTORE_REMOTE_URL", &self.remote)
             .env("PETSTORE_REMOTE_KEY", super::KEY)
             .env_remove("PETSTORE_REMOTE_KEY_FILE")
-            .env("HOME", &home)
-            .env("XDG_CONFIG_HOME", home.join(".config"))
-            .env("XDG_DATA_HOME", home.join(".local/share"))
-            .env("XDG_CACHE_HOME", home.join(".cache"))
-            .env("NO_AT_BRIDGE", "1")
             // The replay's refusals ("needs attention") are logged at info.
             .env("RUST_LOG", "warn,petstore::mirror=info")
             .stdout(out)
