@@ -6,8 +6,9 @@
 //! cancellation gone, a 200 completion complete); what was in flight at the kill may or
 //! may not be, but only that; and for every pet, stock plus ordered quantities must equal
 //! what the test stocked, the audit trail must explain it, and the status must follow
-//! the rules of DESIGN.md 4. A round must also have tested something: some placements
-//! acknowledged before the kill, and at least one request cut off by it.
+//! the rules of docs/ARCHITECTURE.md ("Pet status and stock rules"). A round must also have
+//! tested something: some placements acknowledged before the kill, and at least one request
+//! cut off by it.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
