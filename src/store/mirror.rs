@@ -792,7 +792,7 @@ fn put_orders(tx: &Connection, list: &[Order], seen: bool) -> Result<()> {
     let mut upsert = tx.prepare_cached(
         "INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (id) DO UPDATE SET pet_id = excluded.pet_id, quantity = excluded.quantity,
-            ship_date = excluded.ship_date, complete = excluded.complete",
+            ship_date = excluded.ship_date, complete = excluded.complete, created_at = excluded.created_at",
     )?;
     for o in list {
         mark(tx, seen, "order", o.id.get())?;
