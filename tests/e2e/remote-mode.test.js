@@ -74,9 +74,9 @@ test('remote mode manages the remote store; local data comes back', { timeout: T
     assert.equal(remotePet.name, 'Remote Rex');
     assert.equal(remotePet.id, rows[0]);
     assert.equal(remotePet.status, 'available');
-    // ...and not to the local store.
-    const localNow = await local.get('/pets?q=Remote%20Rex');
-    assert.equal((localNow.items ?? localNow).length, 0);
+    // The local API serves the shop the window shows: in remote mode, the remote one.
+    const viaLocalApi = await local.get('/pets?q=Remote%20Rex');
+    assert.equal((viaLocalApi.items ?? viaLocalApi).length, 1, 'the local API serves the remote shop');
 
     await waitForText(browser, 'status-backend', `Remote server · ${server.url}`);
     await waitForText(browser, 'status-reachable', 'Reachable');
@@ -109,6 +109,9 @@ test('remote mode manages the remote store; local data comes back', { timeout: T
     assert.match(await textOf(browser, `pet-row-${localPet.id}`), /Local Lola/);
     const shown = await idsWithPrefix(browser, 'pet-row-');
     assert.deepEqual(shown, [localPet.id]);
+    // ...and the local API serves the local store again, without the remote pet.
+    const localNow = await local.get('/pets?q=Remote%20Rex');
+    assert.equal((localNow.items ?? localNow).length, 0, 'the remote pet never reached the local store');
   } finally {
     try {
       await app?.close();
