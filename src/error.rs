@@ -34,6 +34,8 @@ pub enum ErrorCode {
     CategoryInUse,
     PetHasOrders,
     DuplicateName,
+    /// Another pet has this barcode (compared ignoring case).
+    DuplicateSku,
     Gone,
     PayloadTooLarge,
     UnsupportedMediaType,
@@ -67,7 +69,7 @@ impl ErrorCode {
             MethodNotAllowed => 405,
             RequestTimeout => 408,
             InsufficientStock | PetNotAvailable | OrderCompleted | CategoryInUse | PetHasOrders
-            | DuplicateName => 409,
+            | DuplicateName | DuplicateSku => 409,
             Gone => 410,
             PayloadTooLarge => 413,
             UnsupportedMediaType => 415,

@@ -67,6 +67,9 @@ impl Petstore for Client {
         if let Some(complete) = filter.complete {
             query.push(("complete", complete.to_string()));
         }
+        if let Some(q) = &filter.q {
+            query.push(("q", q.to_string()));
+        }
         paging(&mut query, page);
         self.send(Method::GET, &["store", "orders"], &query).await?.paged()
     }
@@ -123,6 +126,9 @@ fn pet_query(filter: &PetFilter, page: Page) -> Query {
         query.push(("q", q.to_string()));
     }
     query.extend(filter.ids.iter().map(|id| ("id", id.to_string())));
+    if let Some(sku) = &filter.sku {
+        query.push(("sku", sku.to_string()));
+    }
     query.push(("sort", filter.sort.as_str().to_owned()));
     paging(&mut query, page);
     query
@@ -139,6 +145,7 @@ mod tests {
             category_id: Some(CategoryId::try_from(2).unwrap()),
             name_contains: Some(Name::parse("Élise & co").unwrap()),
             ids: vec![PetId::try_from(1).unwrap(), PetId::try_from(3).unwrap()],
+            sku: Some(Sku::parse("4006381333931").unwrap()),
             sort: PetSort::NameDesc,
         };
         let query = pet_query(&filter, Page::new(5, 10).unwrap());
@@ -152,6 +159,7 @@ mod tests {
                 ("q", "Élise & co"),
                 ("id", "1"),
                 ("id", "3"),
+                ("sku", "4006381333931"),
                 ("sort", "-name"),
                 ("limit", "5"),
                 ("offset", "10"),

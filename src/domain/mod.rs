@@ -7,6 +7,7 @@ mod category;
 mod feed;
 mod ids;
 mod inventory;
+mod money;
 mod order;
 mod outbox;
 mod page;
@@ -25,11 +26,12 @@ pub use inventory::{
     Delta, InventoryAdjustment, InventoryFilter, InventoryItem, InventoryUpdate, NewInventoryAdjustment,
     StockLevel,
 };
+pub use money::{Money, Price};
 pub use order::{NewOrder, Order, OrderFilter, OrderPatch, Quantity};
 pub use outbox::{Command, OutboxCounts, OutboxEntry, OutboxState, PROVISIONAL_ORDER_IDS};
 pub use page::{Page, Paged};
-pub use pet::{NewPet, Pet, PetFilter, PetPatch, PetSort, PetStatus};
-pub use text::{Description, Name, Reason, fold, like_contains};
+pub use pet::{NewPet, Pet, PetFilter, PetPatch, PetSort, PetStatus, duplicate_sku};
+pub use text::{Description, Name, Phone, Reason, Sku, fold, like_contains};
 pub use time::Timestamp;
 
 /// The validated newtypes are a plain number or string on the wire, and so in TypeScript.
@@ -55,6 +57,7 @@ ts_as! {
     PetId => "number", CategoryId => "number", OrderId => "number", AdjustmentId => "number",
     Quantity => "number", StockLevel => "number", Delta => "number",
     Name => "string", Reason => "string", Description => "string", Timestamp => "string",
+    Money => "string", Price => "string", Sku => "string", Phone => "string",
 }
 
 /// Deserializes a field that distinguishes "absent" (outer `None`, via `#[serde(default)]`)

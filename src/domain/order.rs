@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use super::{OrderId, PetId, Timestamp, double_option, not_null};
+use super::{Description, Money, Name, OrderId, PetId, Phone, Price, Timestamp, double_option, not_null};
 
 bounded_int! {
     /// How many of a pet one order takes.
@@ -26,6 +26,18 @@ pub struct NewOrder {
     pub ship_date: Option<Timestamp>,
     #[serde(default)]
     pub complete: bool,
+    // Left out of the JSON when absent, so an order without them hashes as it did before
+    // they existed (`crate::idempotency::fingerprint`): a retry across an upgrade matches.
+    /// Who collects it later, and how to reach them.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer_name: Option<Name>,
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer_phone: Option<Phone>,
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<Description>,
 }
 
 /// Body of `PATCH /store/orders/{orderId}`.
@@ -41,6 +53,12 @@ pub struct OrderPatch {
     #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default, deserialize_with = "not_null", skip_serializing_if = "Option::is_none")]
     pub complete: Option<bool>,
+    #[serde(default, deserialize_with = "double_option", skip_serializing_if = "Option::is_none")]
+    pub customer_name: Option<Option<Name>>,
+    #[serde(default, deserialize_with = "double_option", skip_serializing_if = "Option::is_none")]
+    pub customer_phone: Option<Option<Phone>>,
+    #[serde(default, deserialize_with = "double_option", skip_serializing_if = "Option::is_none")]
+    pub note: Option<Option<Description>>,
 }
 
 impl OrderPatch {
@@ -59,10 +77,49 @@ pub struct Order {
     pub ship_date: Option<Timestamp>,
     pub complete: bool,
     pub created_at: Timestamp,
+    /// The pet's price when the order was placed; none if it had none.
+    pub unit_price: Option<Price>,
+    /// `unitPrice` times `quantity`, kept right when the quantity changes.
+    pub total: Option<Money>,
+    /// When it was completed (the planned `shipDate` is another thing).
+    pub completed_at: Option<Timestamp>,
+    pub customer_name: Option<String>,
+    pub customer_phone: Option<String>,
+    pub note: Option<String>,
+}
+
+impl NewOrder {
+    /// The order this request places as `id` at `now`, the pet costing `unit_price`.
+    pub fn placed(&self, id: OrderId, now: Timestamp, unit_price: Option<Price>) -> Order {
+        let quantity = self.quantity.get();
+        Order {
+            id,
+            pet_id: self.pet_id,
+            quantity,
+            ship_date: self.ship_date,
+            complete: self.complete,
+            created_at: now,
+            unit_price,
+            total: Order::total_of(unit_price, quantity),
+            completed_at: self.complete.then_some(now),
+            customer_name: self.customer_name.as_ref().map(|n| n.as_str().to_owned()),
+            customer_phone: self.customer_phone.as_ref().map(|p| p.as_str().to_owned()),
+            note: self.note.as_ref().map(|n| n.as_str().to_owned()),
+        }
+    }
+}
+
+impl Order {
+    /// `unit_price` times `quantity`.
+    pub fn total_of(unit_price: Option<Price>, quantity: i64) -> Option<Money> {
+        unit_price.and_then(|p| p.money().times(quantity))
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OrderFilter {
     pub pet_id: Option<PetId>,
     pub complete: Option<bool>,
+    /// Part of the customer's or the pet's name, ignoring case and accents.
+    pub q: Option<Name>,
 }

@@ -3,7 +3,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::{CategoryId, Description, Name, PetId, Timestamp, double_option, not_null};
+use super::{CategoryId, Description, Name, PetId, Price, Sku, Timestamp, double_option, not_null};
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -69,6 +69,12 @@ pub struct NewPet {
     pub status: PetStatus,
     #[serde(default)]
     pub description: Option<Description>,
+    /// What one costs; none means not for sale at a price yet (orders then have no total).
+    #[serde(default)]
+    pub price: Option<Price>,
+    /// The barcode, unique ignoring case.
+    #[serde(default)]
+    pub sku: Option<Sku>,
 }
 
 /// Body of `PATCH /pets/{petId}`: absent fields stay as they are; `null` clears the
@@ -87,12 +93,46 @@ pub struct PetPatch {
     pub status: Option<PetStatus>,
     #[serde(default, deserialize_with = "double_option", skip_serializing_if = "Option::is_none")]
     pub description: Option<Option<Description>>,
+    #[serde(default, deserialize_with = "double_option", skip_serializing_if = "Option::is_none")]
+    pub price: Option<Option<Price>>,
+    #[serde(default, deserialize_with = "double_option", skip_serializing_if = "Option::is_none")]
+    pub sku: Option<Option<Sku>>,
 }
 
 impl PetPatch {
     pub fn is_empty(&self) -> bool {
         *self == Self::default()
     }
+
+    /// The pet as it is after the patch, as a full replacement: what the patch leaves
+    /// out stays as `pet` has it. `Err` only if `pet` holds what the domain would refuse.
+    pub fn applied_to(&self, pet: Pet) -> Result<NewPet, String> {
+        Ok(NewPet {
+            name: match &self.name {
+                Some(name) => name.clone(),
+                None => Name::parse(&pet.name)?,
+            },
+            category_id: self.category_id.unwrap_or(pet.category_id),
+            status: self.status.unwrap_or(pet.status),
+            description: match &self.description {
+                Some(d) => d.clone(),
+                None => pet.description.as_deref().map(Description::parse).transpose()?,
+            },
+            price: self.price.unwrap_or(pet.price),
+            sku: match &self.sku {
+                Some(sku) => sku.clone(),
+                None => pet.sku.as_deref().map(Sku::parse).transpose()?,
+            },
+        })
+    }
+}
+
+/// The refusal of a barcode another pet has.
+pub fn duplicate_sku(sku: &Sku) -> crate::Error {
+    crate::Error::conflict(
+        crate::ErrorCode::DuplicateSku,
+        format!("another pet already has the sku {:?}", sku.as_str()),
+    )
 }
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -104,6 +144,8 @@ pub struct Pet {
     pub category_id: Option<CategoryId>,
     pub status: PetStatus,
     pub description: Option<String>,
+    pub price: Option<Price>,
+    pub sku: Option<String>,
     pub created_at: Timestamp,
     pub updated_at: Timestamp,
 }
@@ -147,5 +189,7 @@ pub struct PetFilter {
     /// Part of the name, matched case-insensitively.
     pub name_contains: Option<Name>,
     pub ids: Vec<PetId>,
+    /// The pet with this barcode (ignoring case).
+    pub sku: Option<Sku>,
     pub sort: PetSort,
 }

@@ -77,11 +77,20 @@ macro_rules! text_type {
 text_type!(Name, "name", 1, 100, multi_line: false);
 text_type!(Reason, "reason", 1, 200, multi_line: false);
 text_type!(Description, "description", 0, 500, multi_line: true);
+text_type!(Sku, "sku", 1, 64, multi_line: false);
+text_type!(Phone, "customerPhone", 1, 40, multi_line: false);
 
 /// The first control character (Unicode category Cc) of `text`, line breaks and tabs
 /// excepted in multi-line text.
 fn control_char(text: &str, multi_line: bool) -> Option<char> {
     text.chars().find(|&c| c.is_control() && !(multi_line && matches!(c, '\t' | '\n' | '\r')))
+}
+
+impl Sku {
+    /// What barcodes are compared by: "ab-12" and "AB-12" are one code.
+    pub fn folded(&self) -> String {
+        self.0.to_lowercase()
+    }
 }
 
 impl Name {

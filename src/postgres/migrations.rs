@@ -12,6 +12,7 @@ use super::{PgOpenError, PgTarget};
 const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0001_initial.sql"),
     include_str!("../../migrations/postgres/0002_change_feed.sql"),
+    include_str!("../../migrations/postgres/0003_the_counter.sql"),
 ];
 
 /// The schema version this Petstore makes and understands.

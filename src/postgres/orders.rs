@@ -19,17 +19,31 @@ use super::pg;
 use super::stock::{StockEvent, set_stock, stock_row};
 use super::types::col;
 use crate::domain::status_rules::{ensure_available, ensure_open, ensure_stock};
-use crate::domain::{NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, Timestamp};
+use crate::domain::{
+    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, Price, Timestamp, like_contains,
+};
 use crate::error::{Error, ErrorCode, Result};
 
+const COLUMNS: &str = "id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
+                       customer_name, customer_phone, note";
+
+/// An order from `r`, whose columns from `at` on are [`COLUMNS`].
 fn from_row(r: &Row, at: usize) -> Result<Order> {
+    let quantity = col(r, at + 2)?;
+    let unit_price: Option<Price> = col(r, at + 6)?;
     Ok(Order {
         id: col(r, at)?,
         pet_id: col(r, at + 1)?,
-        quantity: col(r, at + 2)?,
+        quantity,
         ship_date: col(r, at + 3)?,
         complete: col(r, at + 4)?,
         created_at: col(r, at + 5)?,
+        unit_price,
+        total: Order::total_of(unit_price, quantity),
+        completed_at: col(r, at + 7)?,
+        customer_name: col(r, at + 8)?,
+        customer_phone: col(r, at + 9)?,
+        note: col(r, at + 10)?,
     })
 }
 
@@ -41,23 +55,27 @@ pub(super) async fn list(c: &impl GenericClient, filter: &OrderFilter, page: Pag
     if let Some(complete) = filter.complete {
         w.and("complete = $?", complete);
     }
+    if let Some(q) = &filter.q {
+        w.and(
+            "(customer_name_folded LIKE $? ESCAPE '\\' OR pet_id IN (SELECT id FROM pets WHERE name_folded LIKE $? ESCAPE '\\'))",
+            like_contains(&q.folded()),
+        );
+    }
     let where_sql = w.sql();
     let limit = limit_offset(&mut w, page);
+    let columns = COLUMNS.split(", ").map(|c| format!("p.{}", c.trim())).collect::<Vec<_>>().join(", ");
     let list = List {
-        columns: "p.id, p.pet_id, p.quantity, p.ship_date, p.complete, p.created_at",
+        columns: &columns,
         total: format!("SELECT count(*) FROM orders {where_sql}"),
-        page: format!(
-            "SELECT id, pet_id, quantity, ship_date, complete, created_at FROM orders {where_sql}
-             ORDER BY id DESC {limit}"
-        ),
+        page: format!("SELECT {COLUMNS} FROM orders {where_sql} ORDER BY id DESC {limit}"),
         order: "p.id DESC",
     };
     paging::page(c, list, &w, |r| from_row(r, 1)).await
 }
 
 pub(super) async fn get(c: &impl GenericClient, id: OrderId) -> Result<Order> {
-    let sql = "SELECT id, pet_id, quantity, ship_date, complete, created_at FROM orders WHERE id = $1";
-    c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()])
+    let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1");
+    c.query_opt(&c.prepare_cached(&sql).await.map_err(pg)?, &[&id.get()])
         .await
         .map_err(pg)?
         .map(|r| from_row(&r, 0))
@@ -67,10 +85,9 @@ pub(super) async fn get(c: &impl GenericClient, id: OrderId) -> Result<Order> {
 
 /// The order's row locked until the transaction `c` ends, and refused if completed.
 async fn get_open(c: &impl GenericClient, id: OrderId) -> Result<Order> {
-    let sql =
-        "SELECT id, pet_id, quantity, ship_date, complete, created_at FROM orders WHERE id = $1 FOR UPDATE";
+    let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1 FOR UPDATE");
     let order = c
-        .query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()])
+        .query_opt(&c.prepare_cached(&sql).await.map_err(pg)?, &[&id.get()])
         .await
         .map_err(pg)?
         .map(|r| from_row(&r, 0))
@@ -80,11 +97,17 @@ async fn get_open(c: &impl GenericClient, id: OrderId) -> Result<Order> {
     Ok(order)
 }
 
-/// What an order stores besides its pet and quantity.
-fn dates(new: &NewOrder) -> (Timestamp, Option<Timestamp>) {
-    let now = Timestamp::now();
-    let ship_date = if new.complete { Some(new.ship_date.unwrap_or(now)) } else { new.ship_date };
-    (now, ship_date)
+/// The order's own fields as bound parameters after the pet and the quantity: ship date,
+/// complete, created at, completed at, customer name (and folded), phone, note.
+fn own_fields(new: &NewOrder, now: Timestamp) -> [Option<String>; 6] {
+    [
+        new.ship_date.map(|t| t.to_string()),
+        new.complete.then(|| now.to_string()),
+        new.customer_name.as_ref().map(|n| n.as_str().to_owned()),
+        new.customer_name.as_ref().map(|n| n.folded()),
+        new.customer_phone.as_ref().map(|p| p.as_str().to_owned()),
+        new.note.as_ref().map(|n| n.as_str().to_owned()),
+    ]
 }
 
 /// The order placed in one statement, if the pet is available
@@ -93,36 +116,35 @@ pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result
     let sql = "WITH taken AS (
                    UPDATE pets SET stock = stock - $2, stock_updated_at = $3
                    WHERE id = $1 AND status = 'available' AND stock > $2
-                   RETURNING id),
+                   RETURNING id, price_cents),
                placed AS (
-                   INSERT INTO orders (pet_id, quantity, ship_date, complete, created_at)
-                   SELECT id, $2, $4, $5, $3 FROM taken
-                   RETURNING id)
-               SELECT id FROM placed";
-    let (now, ship_date) = dates(new);
-    let quantity = new.quantity.get();
+                   INSERT INTO orders (pet_id, quantity, complete, created_at, unit_price_cents, ship_date,
+                                       completed_at, customer_name, customer_name_folded, customer_phone, note)
+                   SELECT id, $2, $4, $3, price_cents, $5, $6, $7, $8, $9, $10 FROM taken
+                   RETURNING id, unit_price_cents)
+               SELECT id, unit_price_cents FROM placed";
+    let now = Timestamp::now();
+    let [ship, completed, name, folded, phone, note] = own_fields(new, now);
     let row = c
         .query_opt(
             &c.prepare_cached(sql).await.map_err(pg)?,
             &[
                 &new.pet_id.get(),
-                &quantity,
+                &new.quantity.get(),
                 &now.to_string(),
-                &ship_date.map(|t| t.to_string()),
                 &new.complete,
+                &ship,
+                &completed,
+                &name,
+                &folded,
+                &phone,
+                &note,
             ],
         )
         .await
         .map_err(pg)?;
     let Some(row) = row else { return Ok(None) };
-    Ok(Some(Order {
-        id: col(&row, 0)?,
-        pet_id: new.pet_id,
-        quantity,
-        ship_date,
-        complete: new.complete,
-        created_at: now,
-    }))
+    Ok(Some(new.placed(col(&row, 0)?, now, col(&row, 1)?)))
 }
 
 /// Places an order, taking its quantity from stock at once (a reservation), in the
@@ -134,25 +156,33 @@ pub(super) async fn place(c: &impl GenericClient, new: &NewOrder) -> Result<Orde
     let quantity = new.quantity.get();
     ensure_stock(new.pet_id, pet.stock, quantity)?;
 
-    let (now, ship_date) = dates(new);
-    let sql = "INSERT INTO orders (pet_id, quantity, ship_date, complete, created_at)
-               VALUES ($1, $2, $3, $4, $5) RETURNING id";
+    let now = Timestamp::now();
+    let [ship, completed, name, folded, phone, note] = own_fields(new, now);
+    let sql = "INSERT INTO orders (pet_id, quantity, complete, created_at, unit_price_cents, ship_date,
+                                   completed_at, customer_name, customer_name_folded, customer_phone, note)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
     let row = c
         .query_one(
             &c.prepare_cached(sql).await.map_err(pg)?,
             &[
                 &new.pet_id.get(),
                 &quantity,
-                &ship_date.map(|t| t.to_string()),
                 &new.complete,
                 &now.to_string(),
+                &pet.price.map(Price::cents),
+                &ship,
+                &completed,
+                &name,
+                &folded,
+                &phone,
+                &note,
             ],
         )
         .await
         .map_err(pg)?;
     let id: OrderId = col(&row, 0)?;
     set_stock(c, new.pet_id, &pet, pet.stock - quantity, StockEvent::Taken).await?;
-    Ok(Order { id, pet_id: new.pet_id, quantity, ship_date, complete: new.complete, created_at: now })
+    Ok(new.placed(id, now, pet.price))
 }
 
 fn no_such_pet(pet: PetId) -> Error {
@@ -164,7 +194,9 @@ fn no_such_pet(pet: PetId) -> Error {
 /// for each other in a circle).
 pub(super) async fn update(c: &impl GenericClient, id: OrderId, patch: &OrderPatch) -> Result<Order> {
     if patch.is_empty() {
-        return Err(Error::validation("the patch changes nothing: give quantity, shipDate or complete"));
+        return Err(Error::validation(
+            "the patch changes nothing: give quantity, shipDate, complete, customerName, customerPhone or note",
+        ));
     }
     let order = get_open(c, id).await?;
 
@@ -188,10 +220,26 @@ pub(super) async fn update(c: &impl GenericClient, id: OrderId, patch: &OrderPat
             .await
             .map_err(pg)?;
     }
+    if let Some(name) = &patch.customer_name {
+        let sql = "UPDATE orders SET customer_name = $2, customer_name_folded = $3 WHERE id = $1";
+        let (name, folded) = (name.as_ref().map(|n| n.as_str()), name.as_ref().map(|n| n.folded()));
+        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &name, &folded])
+            .await
+            .map_err(pg)?;
+    }
+    if let Some(phone) = &patch.customer_phone {
+        let sql = "UPDATE orders SET customer_phone = $2 WHERE id = $1";
+        let phone = phone.as_ref().map(|p| p.as_str());
+        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &phone]).await.map_err(pg)?;
+    }
+    if let Some(note) = &patch.note {
+        let sql = "UPDATE orders SET note = $2 WHERE id = $1";
+        let note = note.as_ref().map(|n| n.as_str());
+        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &note]).await.map_err(pg)?;
+    }
     if patch.complete == Some(true) {
-        let ship_date = patch.ship_date.flatten().unwrap_or_else(Timestamp::now);
-        let sql = "UPDATE orders SET complete = true, ship_date = $2 WHERE id = $1";
-        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &ship_date.to_string()])
+        let sql = "UPDATE orders SET complete = true, completed_at = $2 WHERE id = $1";
+        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &Timestamp::now().to_string()])
             .await
             .map_err(pg)?;
         let pet = stock_row(c, order.pet_id).await?.ok_or_else(|| Error::internal("order without pet"))?;

@@ -10,12 +10,12 @@ use super::types::col;
 use super::{pg, violates};
 use crate::domain::like_contains;
 use crate::domain::{
-    CategoryId, Description, Name, NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, PetStatus,
-    Timestamp,
+    CategoryId, NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, Price, Sku, Timestamp,
+    duplicate_sku,
 };
 use crate::error::{Error, ErrorCode, Result};
 
-const COLUMNS: &str = "id, name, category_id, status, description, created_at, updated_at";
+const COLUMNS: &str = "id, name, category_id, status, description, price_cents, sku, created_at, updated_at";
 
 /// A pet from `r`, whose columns from `at` on are [`COLUMNS`].
 pub(super) fn from_row(r: &Row, at: usize) -> Result<Pet> {
@@ -25,8 +25,10 @@ pub(super) fn from_row(r: &Row, at: usize) -> Result<Pet> {
         category_id: col(r, at + 2)?,
         status: col(r, at + 3)?,
         description: col(r, at + 4)?,
-        created_at: col(r, at + 5)?,
-        updated_at: col(r, at + 6)?,
+        price: col(r, at + 5)?,
+        sku: col(r, at + 6)?,
+        created_at: col(r, at + 7)?,
+        updated_at: col(r, at + 8)?,
     })
 }
 
@@ -63,8 +65,14 @@ pub(super) async fn list(c: &impl GenericClient, filter: &PetFilter, page: Page)
     if let Some(q) = &filter.name_contains {
         w.and("name_folded LIKE $? ESCAPE '\\'", like_contains(&q.folded()));
     }
+    if let Some(sku) = &filter.sku {
+        w.and("sku_folded = $?", sku.folded());
+    }
     if !filter.ids.is_empty() {
         w.and("id = ANY($?)", filter.ids.iter().map(|id| id.get()).collect::<Vec<i64>>());
+    }
+    // By ids or by barcode: at most a page of look-ups by key.
+    if !filter.ids.is_empty() || filter.sku.is_some() {
         return short_page(c, &w, order, page).await;
     }
 
@@ -104,7 +112,7 @@ pub(super) async fn list(c: &impl GenericClient, filter: &PetFilter, page: Page)
     // The same order, on the page's alias.
     let outer = order.split(", ").map(|key| format!("p.{key}")).collect::<Vec<_>>().join(", ");
     let list = List {
-        columns: "p.id, p.name, p.category_id, p.status, p.description, p.created_at, p.updated_at",
+        columns: "p.id, p.name, p.category_id, p.status, p.description, p.price_cents, p.sku, p.created_at, p.updated_at",
         total,
         page: page_sql,
         order: &outer,
@@ -126,14 +134,14 @@ async fn short_page(c: &impl GenericClient, w: &Filter, order: &str, page: Page)
     Ok(Paged { items, total })
 }
 
-/// One indexed statement, by primary key.
 /// A pet by id, prepared on the shared connections of `readers.rs`.
 pub(super) const FIND: &str =
-    "SELECT id, name, category_id, status, description, created_at, updated_at FROM pets WHERE id = $1";
+    "SELECT id, name, category_id, status, description, price_cents, sku, created_at, updated_at
+                               FROM pets WHERE id = $1";
 
 /// The pet, its row locked until the transaction `c` ends.
 async fn get_for_update(c: &impl GenericClient, id: PetId) -> Result<Pet> {
-    let sql = "SELECT id, name, category_id, status, description, created_at, updated_at
+    let sql = "SELECT id, name, category_id, status, description, price_cents, sku, created_at, updated_at
                FROM pets WHERE id = $1 FOR UPDATE";
     let row = c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?;
     row.map(|r| from_row(&r, 0)).transpose()?.ok_or_else(|| Error::not_found(PetId::WHAT, id.get()))
@@ -142,10 +150,10 @@ async fn get_for_update(c: &impl GenericClient, id: PetId) -> Result<Pet> {
 pub(super) async fn create(c: &impl GenericClient, new: &NewPet) -> Result<Pet> {
     categories::ensure_exists(c, new.category_id).await?;
     let now = Timestamp::now().to_string();
-    let sql = "INSERT INTO pets (name, name_folded, category_id, status, description,
+    let sql = "INSERT INTO pets (name, name_folded, category_id, status, description, price_cents, sku, sku_folded,
                                  stock, stock_updated_at, created_at, updated_at)
-               VALUES ($1, $2, $3, $4, $5, 0, $6, $6, $6)
-               RETURNING id, name, category_id, status, description, created_at, updated_at";
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $9, $9)
+               RETURNING id, name, category_id, status, description, price_cents, sku, created_at, updated_at";
     let row = c
         .query_one(
             &c.prepare_cached(sql).await.map_err(pg)?,
@@ -155,74 +163,57 @@ pub(super) async fn create(c: &impl GenericClient, new: &NewPet) -> Result<Pet> 
                 &new.category_id.map(CategoryId::get),
                 &new.status.as_str(),
                 &new.description.as_ref().map(|d| d.as_str()),
+                &new.price.map(Price::cents),
+                &new.sku.as_ref().map(Sku::as_str),
+                &new.sku.as_ref().map(Sku::folded),
                 &now,
             ],
         )
         .await
-        .map_err(|e| on_missing_category(e, new.category_id))?;
+        .map_err(|e| on_refused(e, new))?;
     from_row(&row, 0)
 }
 
 pub(super) async fn replace(c: &impl GenericClient, id: PetId, new: &NewPet) -> Result<Pet> {
-    store_fields(c, id, &new.name, new.category_id, new.status, new.description.as_ref()).await
+    store_fields(c, id, new).await
 }
 
 pub(super) async fn update(c: &impl GenericClient, id: PetId, patch: &PetPatch) -> Result<Pet> {
     if patch.is_empty() {
         return Err(Error::validation(
-            "the patch changes nothing: give name, categoryId, status or description",
+            "the patch changes nothing: give name, categoryId, status, description, price or sku",
         ));
     }
     // Locked: what the patch leaves alone is kept as it is at the write, not as it was
     // before another replica's change.
     let pet = get_for_update(c, id).await?;
-    let name = match &patch.name {
-        Some(name) => name.clone(),
-        None => Name::parse(&pet.name).map_err(Error::internal)?,
-    };
-    let description = match &patch.description {
-        Some(d) => d.clone(),
-        None => pet.description.as_deref().map(Description::parse).transpose().map_err(Error::internal)?,
-    };
-    store_fields(
-        c,
-        id,
-        &name,
-        patch.category_id.unwrap_or(pet.category_id),
-        patch.status.unwrap_or(pet.status),
-        description.as_ref(),
-    )
-    .await
+    store_fields(c, id, &patch.applied_to(pet).map_err(Error::internal)?).await
 }
 
-async fn store_fields(
-    c: &impl GenericClient,
-    id: PetId,
-    name: &Name,
-    category: Option<CategoryId>,
-    status: PetStatus,
-    description: Option<&Description>,
-) -> Result<Pet> {
-    categories::ensure_exists(c, category).await?;
-    let sql = "UPDATE pets SET name = $2, name_folded = $3, category_id = $4, status = $5,
-                               description = $6, updated_at = $7
+async fn store_fields(c: &impl GenericClient, id: PetId, new: &NewPet) -> Result<Pet> {
+    categories::ensure_exists(c, new.category_id).await?;
+    let sql = "UPDATE pets SET name = $2, name_folded = $3, category_id = $4, status = $5, description = $6,
+                               price_cents = $7, sku = $8, sku_folded = $9, updated_at = $10
                WHERE id = $1
-               RETURNING id, name, category_id, status, description, created_at, updated_at";
+               RETURNING id, name, category_id, status, description, price_cents, sku, created_at, updated_at";
     let row = c
         .query_opt(
             &c.prepare_cached(sql).await.map_err(pg)?,
             &[
                 &id.get(),
-                &name.as_str(),
-                &name.folded(),
-                &category.map(CategoryId::get),
-                &status.as_str(),
-                &description.map(|d| d.as_str()),
+                &new.name.as_str(),
+                &new.name.folded(),
+                &new.category_id.map(CategoryId::get),
+                &new.status.as_str(),
+                &new.description.as_ref().map(|d| d.as_str()),
+                &new.price.map(Price::cents),
+                &new.sku.as_ref().map(Sku::as_str),
+                &new.sku.as_ref().map(Sku::folded),
                 &Timestamp::now().to_string(),
             ],
         )
         .await
-        .map_err(|e| on_missing_category(e, category))?;
+        .map_err(|e| on_refused(e, new))?;
     match row {
         Some(row) => from_row(&row, 0),
         None => Err(Error::not_found(PetId::WHAT, id.get())),
@@ -230,11 +221,14 @@ async fn store_fields(
 }
 
 /// A category deleted by another replica between the check and the write.
-fn on_missing_category(e: tokio_postgres::Error, category: Option<CategoryId>) -> Error {
-    match category {
-        Some(id) if violates(&e, &SqlState::FOREIGN_KEY_VIOLATION, "pets_category_id_fkey") => {
+/// A category deleted meanwhile, or a barcode another pet took meanwhile, as the precise
+/// refusal (the constraints are the source of truth).
+fn on_refused(e: tokio_postgres::Error, new: &NewPet) -> Error {
+    match (new.category_id, &new.sku) {
+        (Some(id), _) if violates(&e, &SqlState::FOREIGN_KEY_VIOLATION, "pets_category_id_fkey") => {
             categories::no_such_category(id)
         }
+        (_, Some(sku)) if violates(&e, &SqlState::UNIQUE_VIOLATION, "pets_by_sku") => duplicate_sku(sku),
         _ => pg(e),
     }
 }

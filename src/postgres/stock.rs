@@ -17,13 +17,15 @@ use crate::error::Result;
 pub(super) struct StockRow {
     pub status: PetStatus,
     pub stock: i64,
+    /// What an order placed now costs a unit.
+    pub price: Option<crate::domain::Price>,
 }
 
 /// The pet's status and stock, its row locked until the transaction `c` ends.
 pub(super) async fn stock_row(c: &impl GenericClient, pet: PetId) -> Result<Option<StockRow>> {
-    let sql = "SELECT status, stock FROM pets WHERE id = $1 FOR UPDATE";
+    let sql = "SELECT status, stock, price_cents FROM pets WHERE id = $1 FOR UPDATE";
     let row = c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&pet.get()]).await.map_err(pg)?;
-    row.map(|r| Ok(StockRow { status: col(&r, 0)?, stock: col(&r, 1)? })).transpose()
+    row.map(|r| Ok(StockRow { status: col(&r, 0)?, stock: col(&r, 1)?, price: col(&r, 2)? })).transpose()
 }
 
 /// Stores `stock` for `pet`, whose row the caller locked as `current`, and moves its

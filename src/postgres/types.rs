@@ -6,7 +6,7 @@ use std::error::Error as StdError;
 use tokio_postgres::Row;
 use tokio_postgres::types::{FromSql, Type};
 
-use crate::domain::{AdjustmentId, CategoryId, OrderId, PetId, PetStatus, Timestamp};
+use crate::domain::{AdjustmentId, CategoryId, OrderId, PetId, PetStatus, Price, Timestamp};
 use crate::error::{Error, Result};
 
 type Boxed = Box<dyn StdError + Sync + Send>;
@@ -26,6 +26,15 @@ impl<'a> FromSql<'a> for PetStatus {
     }
     fn accepts(ty: &Type) -> bool {
         <&str as FromSql>::accepts(ty)
+    }
+}
+
+impl<'a> FromSql<'a> for Price {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Self, Boxed> {
+        Ok(Price::from_cents(i64::from_sql(ty, raw)?)?)
+    }
+    fn accepts(ty: &Type) -> bool {
+        <i64 as FromSql>::accepts(ty)
     }
 }
 

@@ -726,25 +726,31 @@ fn put_pets(
     missing: &mut Missing,
 ) -> Result<()> {
     let mut upsert = tx.prepare_cached(
-        "INSERT INTO pets (id, name, name_folded, category_id, status, description,
+        "INSERT INTO pets (id, name, name_folded, category_id, status, description, price_cents, sku, sku_folded,
                            stock, stock_updated_at, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 0, ?7, ?7, ?8)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?9, ?10, ?11, 0, ?7, ?7, ?8)
          ON CONFLICT (id) DO UPDATE SET name = excluded.name, name_folded = excluded.name_folded,
             category_id = excluded.category_id, status = excluded.status,
-            description = excluded.description, updated_at = excluded.updated_at",
+            description = excluded.description, price_cents = excluded.price_cents, sku = excluded.sku,
+            sku_folded = excluded.sku_folded, updated_at = excluded.updated_at",
     )?;
     let mut upsert_stocked = tx.prepare_cached(
-        "INSERT INTO pets (id, name, name_folded, category_id, status, description,
+        "INSERT INTO pets (id, name, name_folded, category_id, status, description, price_cents, sku, sku_folded,
                            stock, stock_updated_at, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-                 max(0, min(?11, ?9 + (SELECT coalesce(sum(stock_delta), 0) FROM outbox
-                                       WHERE pet_id = ?1 AND state = 'pending'))),
-                 ?10, ?7, ?8)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?9, ?10, ?11,
+                 max(0, min(?14, ?12 + (SELECT coalesce(sum(stock_delta), 0) FROM outbox
+                                        WHERE pet_id = ?1 AND state = 'pending'))),
+                 ?13, ?7, ?8)
          ON CONFLICT (id) DO UPDATE SET name = excluded.name, name_folded = excluded.name_folded,
             category_id = excluded.category_id, status = excluded.status,
-            description = excluded.description, updated_at = excluded.updated_at,
+            description = excluded.description, price_cents = excluded.price_cents, sku = excluded.sku,
+            sku_folded = excluded.sku_folded, updated_at = excluded.updated_at,
             stock = excluded.stock, stock_updated_at = excluded.stock_updated_at",
     )?;
+    // A barcode the server moved from one pet to another: the pet that had it here loses
+    // it now (its own change comes with the feed), so the mirror's unique index holds.
+    let mut release_sku = tx
+        .prepare_cached("UPDATE pets SET sku = NULL, sku_folded = NULL WHERE sku_folded = ?1 AND id <> ?2")?;
     for &(p, item) in list {
         if let Some(category) = p.category_id
             && !exists(tx, "SELECT 1 FROM categories WHERE id = ?1", category.get())?
@@ -753,6 +759,11 @@ fn put_pets(
             continue;
         }
         let (name, folded, description) = (&p.name, fold(&p.name), &p.description);
+        let sku_folded = p.sku.as_deref().map(str::to_lowercase);
+        if let Some(sku) = &sku_folded {
+            release_sku.execute(params![sku, p.id])?;
+        }
+        let price = p.price.map(Price::cents);
         match item {
             None => upsert.execute(params![
                 p.id,
@@ -762,7 +773,10 @@ fn put_pets(
                 p.status,
                 description,
                 p.created_at,
-                p.updated_at
+                p.updated_at,
+                price,
+                p.sku,
+                sku_folded
             ])?,
             Some(item) => upsert_stocked.execute(params![
                 p.id,
@@ -773,6 +787,9 @@ fn put_pets(
                 description,
                 p.created_at,
                 p.updated_at,
+                price,
+                p.sku,
+                sku_folded,
                 item.quantity,
                 item.updated_at,
                 StockLevel::MAX
@@ -790,16 +807,34 @@ fn put_pets(
 /// stays as the till left it until the write is replayed.
 fn put_orders(tx: &Connection, list: &[Order], seen: bool) -> Result<()> {
     let mut upsert = tx.prepare_cached(
-        "INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        "INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
+                             customer_name, customer_name_folded, customer_phone, note)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
          ON CONFLICT (id) DO UPDATE SET pet_id = excluded.pet_id, quantity = excluded.quantity,
-            ship_date = excluded.ship_date, complete = excluded.complete, created_at = excluded.created_at",
+            ship_date = excluded.ship_date, complete = excluded.complete, created_at = excluded.created_at,
+            unit_price_cents = excluded.unit_price_cents, completed_at = excluded.completed_at,
+            customer_name = excluded.customer_name, customer_name_folded = excluded.customer_name_folded,
+            customer_phone = excluded.customer_phone, note = excluded.note",
     )?;
     for o in list {
         mark(tx, seen, "order", o.id.get())?;
         if waiting_on_order(tx, o.id)? {
             continue;
         }
-        upsert.execute(params![o.id, o.pet_id, o.quantity, o.ship_date, o.complete, o.created_at])?;
+        upsert.execute(params![
+            o.id,
+            o.pet_id,
+            o.quantity,
+            o.ship_date,
+            o.complete,
+            o.created_at,
+            o.unit_price.map(Price::cents),
+            o.completed_at,
+            o.customer_name,
+            o.customer_name.as_deref().map(fold),
+            o.customer_phone,
+            o.note
+        ])?;
     }
     Ok(())
 }

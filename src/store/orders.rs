@@ -5,19 +5,30 @@ use super::filter::{Filter, Source};
 use super::paging;
 use super::status_rules::{StockEvent, set_stock, stock_row};
 use crate::domain::status_rules::{ensure_available, ensure_open, ensure_stock};
-use crate::domain::{NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, Timestamp};
+use crate::domain::{
+    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, Timestamp, like_contains,
+};
 use crate::error::{Error, ErrorCode, Result};
 
-const COLUMNS: &str = "id, pet_id, quantity, ship_date, complete, created_at";
+const COLUMNS: &str = "id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
+                       customer_name, customer_phone, note";
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Order> {
+    let quantity = r.get(2)?;
+    let unit_price = super::pets::price(r, 6)?;
     Ok(Order {
         id: r.get(0)?,
         pet_id: r.get(1)?,
-        quantity: r.get(2)?,
+        quantity,
         ship_date: r.get(3)?,
         complete: r.get(4)?,
         created_at: r.get(5)?,
+        unit_price,
+        total: Order::total_of(unit_price, quantity),
+        completed_at: r.get(7)?,
+        customer_name: r.get(8)?,
+        customer_phone: r.get(9)?,
+        note: r.get(10)?,
     })
 }
 
@@ -28,6 +39,13 @@ pub(super) fn list(conn: &Connection, filter: &OrderFilter, page: Page) -> Resul
     }
     if let Some(complete) = filter.complete {
         w.and("complete = ?", [Value::Integer(complete.into())]);
+    }
+    if let Some(q) = &filter.q {
+        let like = Value::Text(like_contains(&q.folded()));
+        w.and(
+            "(customer_name_folded LIKE ? ESCAPE '\\' OR pet_id IN (SELECT id FROM pets WHERE name_folded LIKE ? ESCAPE '\\'))",
+            [like.clone(), like],
+        );
     }
     paging::page(
         conn,
@@ -58,15 +76,29 @@ pub(super) fn place(conn: &Connection, new: &NewOrder) -> Result<Order> {
     ensure_stock(new.pet_id, pet.stock, quantity)?;
 
     let now = Timestamp::now();
-    let ship_date = if new.complete { Some(new.ship_date.unwrap_or(now)) } else { new.ship_date };
+    let completed_at = new.complete.then_some(now);
     conn.prepare_cached(
-        "INSERT INTO orders (pet_id, quantity, ship_date, complete, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO orders (pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
+                             customer_name, customer_name_folded, customer_phone, note)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?
-    .execute(params![new.pet_id, quantity, ship_date, new.complete, now])?;
+    .execute(params![
+        new.pet_id,
+        quantity,
+        new.ship_date,
+        new.complete,
+        now,
+        pet.price.map(|p| p.cents()),
+        completed_at,
+        new.customer_name.as_ref().map(|n| n.as_str()),
+        new.customer_name.as_ref().map(|n| n.folded()),
+        new.customer_phone.as_ref().map(|p| p.as_str()),
+        new.note.as_ref().map(|n| n.as_str()),
+    ])?;
     let id = OrderId::try_from(conn.last_insert_rowid()).map_err(Error::internal)?;
     set_stock(conn, new.pet_id, &pet, pet.stock - quantity, StockEvent::Taken)?;
     // What was just stored, without reading it back (every order comes this way).
-    Ok(Order { id, pet_id: new.pet_id, quantity, ship_date, complete: new.complete, created_at: now })
+    Ok(new.placed(id, now, pet.price))
 }
 
 /// `new` stored as order `id` as it is: no rule checked, no stock taken. A till's record
@@ -85,7 +117,9 @@ pub(super) fn insert_as_is(conn: &Connection, id: OrderId, new: &NewOrder) -> Re
 /// Changes an open order's quantity or ship date, or completes it.
 pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Result<Order> {
     if patch.is_empty() {
-        return Err(Error::validation("the patch changes nothing: give quantity, shipDate or complete"));
+        return Err(Error::validation(
+            "the patch changes nothing: give quantity, shipDate, complete, customerName, customerPhone or note",
+        ));
     }
     let order = get_open(conn, id)?;
 
@@ -102,9 +136,29 @@ pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Resu
     if let Some(ship_date) = patch.ship_date {
         conn.execute("UPDATE orders SET ship_date = ?2 WHERE id = ?1", params![id, ship_date])?;
     }
+    if let Some(name) = &patch.customer_name {
+        conn.execute(
+            "UPDATE orders SET customer_name = ?2, customer_name_folded = ?3 WHERE id = ?1",
+            params![id, name.as_ref().map(|n| n.as_str()), name.as_ref().map(|n| n.folded())],
+        )?;
+    }
+    if let Some(phone) = &patch.customer_phone {
+        conn.execute(
+            "UPDATE orders SET customer_phone = ?2 WHERE id = ?1",
+            params![id, phone.as_ref().map(|p| p.as_str())],
+        )?;
+    }
+    if let Some(note) = &patch.note {
+        conn.execute(
+            "UPDATE orders SET note = ?2 WHERE id = ?1",
+            params![id, note.as_ref().map(|n| n.as_str())],
+        )?;
+    }
     if patch.complete == Some(true) {
-        let ship_date = patch.ship_date.flatten().unwrap_or_else(Timestamp::now);
-        conn.execute("UPDATE orders SET complete = 1, ship_date = ?2 WHERE id = ?1", params![id, ship_date])?;
+        conn.execute(
+            "UPDATE orders SET complete = 1, completed_at = ?2 WHERE id = ?1",
+            params![id, Timestamp::now()],
+        )?;
         let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
         set_stock(conn, order.pet_id, &pet, pet.stock, StockEvent::Completed)?;
     }

@@ -6,10 +6,10 @@ use super::counts;
 use super::filter::{Filter, Source};
 use super::paging::{self, Bookmarks, KeptList};
 use crate::domain::like_contains;
-use crate::domain::{Name, NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, Timestamp};
+use crate::domain::{NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, Price, Sku, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
-const COLUMNS: &str = "id, name, category_id, status, description, created_at, updated_at";
+const COLUMNS: &str = "id, name, category_id, status, description, price_cents, sku, created_at, updated_at";
 const PETS: Source<'static> = Source { columns: COLUMNS, from: "pets", key: "id" };
 
 fn from_row(r: &Row<'_>) -> rusqlite::Result<Pet> {
@@ -19,9 +19,19 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<Pet> {
         category_id: r.get(2)?,
         status: r.get(3)?,
         description: r.get(4)?,
-        created_at: r.get(5)?,
-        updated_at: r.get(6)?,
+        price: price(r, 5)?,
+        sku: r.get(6)?,
+        created_at: r.get(7)?,
+        updated_at: r.get(8)?,
     })
+}
+
+/// A price in cents from column `at` (the table's CHECK keeps it in range).
+pub(super) fn price(r: &Row<'_>, at: usize) -> rusqlite::Result<Option<Price>> {
+    r.get::<_, Option<i64>>(at)?
+        .map(Price::from_cents)
+        .transpose()
+        .map_err(|e| rusqlite::Error::FromSqlConversionFailure(at, rusqlite::types::Type::Integer, e.into()))
 }
 
 /// At most this many ids in one list request: one page's worth.
@@ -33,7 +43,9 @@ const SHORT_WALK: u32 = 1_000;
 /// Whether listing is cheap whatever the size of the shop: by ids (at most a page of
 /// look-ups by key), or a page near the start of a list whose count is kept (no search).
 pub(super) fn is_bounded(filter: &PetFilter, page: Page) -> bool {
-    !filter.ids.is_empty() || (filter.name_contains.is_none() && page.offset() + page.limit() <= SHORT_WALK)
+    !filter.ids.is_empty()
+        || filter.sku.is_some()
+        || (filter.name_contains.is_none() && page.offset() + page.limit() <= SHORT_WALK)
 }
 
 pub(super) fn list(
@@ -46,7 +58,8 @@ pub(super) fn list(
         return Err(Error::invalid_parameter(format!("id may be given at most {MAX_IDS} times")));
     }
     let (w, order) = list_query(filter);
-    if !filter.ids.is_empty() {
+    // By ids or by barcode: at most a page of look-ups by key.
+    if !filter.ids.is_empty() || filter.sku.is_some() {
         return paging::short_page(conn, &w, PETS, order, page, from_row);
     }
     // Without a search the count is the kept one (a category and status filter), and its
@@ -64,6 +77,9 @@ fn list_query(filter: &PetFilter) -> (Filter, &'static str) {
     if let Some(category) = filter.category_id {
         w.and("category_id = ?", [Value::Integer(category.get())]);
     }
+    if let Some(sku) = &filter.sku {
+        w.and("sku_folded = ?", [Value::Text(sku.folded())]);
+    }
     if let Some(q) = &filter.name_contains {
         w.and("name_folded LIKE ? ESCAPE '\\'", [Value::Text(like_contains(&q.folded()))]);
     }
@@ -76,7 +92,7 @@ fn list_query(filter: &PetFilter) -> (Filter, &'static str) {
         PetSort::NameDesc => ("name_folded DESC, id DESC", true),
     };
     // The Pets screen's list: `pets_by_category_status_name` holds all of it (schema 6).
-    let plain = filter.name_contains.is_none() && filter.ids.is_empty();
+    let plain = filter.name_contains.is_none() && filter.ids.is_empty() && filter.sku.is_none();
     if plain && filter.category_id.is_some() && filter.statuses.len() == 1 && by_name {
         w.covered_by_an_index();
     }
@@ -98,9 +114,9 @@ pub(super) fn create(conn: &Connection, new: &NewPet) -> Result<Pet> {
     categories::ensure_exists(conn, new.category_id)?;
     let now = Timestamp::now();
     conn.prepare_cached(
-        "INSERT INTO pets (name, name_folded, category_id, status, description,
+        "INSERT INTO pets (name, name_folded, category_id, status, description, price_cents, sku, sku_folded,
                            stock, stock_updated_at, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, 0, ?6, ?6, ?6)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?9, ?9, ?9)",
     )?
     .execute(params![
         new.name.as_str(),
@@ -108,72 +124,67 @@ pub(super) fn create(conn: &Connection, new: &NewPet) -> Result<Pet> {
         new.category_id,
         new.status,
         new.description.as_ref().map(|d| d.as_str()),
+        new.price.map(Price::cents),
+        new.sku.as_ref().map(Sku::as_str),
+        new.sku.as_ref().map(Sku::folded),
         now
-    ])?;
+    ])
+    .map_err(|e| on_duplicate_sku(e, new.sku.as_ref()))?;
     get(conn, PetId::try_from(conn.last_insert_rowid()).map_err(Error::internal)?)
 }
 
 pub(super) fn replace(conn: &Connection, id: PetId, new: &NewPet) -> Result<Pet> {
-    store_fields(conn, id, &new.name, new.category_id, new.status, new.description.as_ref())
+    store_fields(conn, id, new)
 }
 
 pub(super) fn update(conn: &Connection, id: PetId, patch: &PetPatch) -> Result<Pet> {
     if patch.is_empty() {
         return Err(Error::validation(
-            "the patch changes nothing: give name, categoryId, status or description",
+            "the patch changes nothing: give name, categoryId, status, description, price or sku",
         ));
     }
     let pet = get(conn, id)?;
-    let name = match &patch.name {
-        Some(name) => name.clone(),
-        None => Name::parse(&pet.name).map_err(Error::internal)?,
-    };
-    let description = match &patch.description {
-        Some(d) => d.clone(),
-        None => pet
-            .description
-            .as_deref()
-            .map(crate::domain::Description::parse)
-            .transpose()
-            .map_err(Error::internal)?,
-    };
-    store_fields(
-        conn,
-        id,
-        &name,
-        patch.category_id.unwrap_or(pet.category_id),
-        patch.status.unwrap_or(pet.status),
-        description.as_ref(),
-    )
+    store_fields(conn, id, &patch.applied_to(pet).map_err(Error::internal)?)
 }
 
-fn store_fields(
-    conn: &Connection,
-    id: PetId,
-    name: &Name,
-    category: Option<crate::domain::CategoryId>,
-    status: crate::domain::PetStatus,
-    description: Option<&crate::domain::Description>,
-) -> Result<Pet> {
-    categories::ensure_exists(conn, category)?;
-    let changed = conn.execute(
-        "UPDATE pets SET name = ?2, name_folded = ?3, category_id = ?4, status = ?5,
-                         description = ?6, updated_at = ?7
-         WHERE id = ?1",
-        params![
-            id,
-            name.as_str(),
-            name.folded(),
-            category,
-            status,
-            description.map(|d| d.as_str()),
-            Timestamp::now()
-        ],
-    )?;
+fn store_fields(conn: &Connection, id: PetId, new: &NewPet) -> Result<Pet> {
+    categories::ensure_exists(conn, new.category_id)?;
+    let changed = conn
+        .execute(
+            "UPDATE pets SET name = ?2, name_folded = ?3, category_id = ?4, status = ?5, description = ?6,
+                             price_cents = ?7, sku = ?8, sku_folded = ?9, updated_at = ?10
+             WHERE id = ?1",
+            params![
+                id,
+                new.name.as_str(),
+                new.name.folded(),
+                new.category_id,
+                new.status,
+                new.description.as_ref().map(|d| d.as_str()),
+                new.price.map(Price::cents),
+                new.sku.as_ref().map(Sku::as_str),
+                new.sku.as_ref().map(Sku::folded),
+                Timestamp::now()
+            ],
+        )
+        .map_err(|e| on_duplicate_sku(e, new.sku.as_ref()))?;
     if changed == 0 {
         return Err(Error::not_found(PetId::WHAT, id.get()));
     }
     get(conn, id)
+}
+
+/// The unique index on the folded barcode is the source of truth for "barcodes are
+/// unique, ignoring case"; its violation becomes the precise conflict.
+fn on_duplicate_sku(e: rusqlite::Error, sku: Option<&Sku>) -> Error {
+    match (e.sqlite_error_code(), sku) {
+        (Some(rusqlite::ErrorCode::ConstraintViolation), Some(sku))
+            if e.to_string().contains("sku_folded") =>
+        {
+            crate::domain::duplicate_sku(sku)
+        }
+        _ => Error::from(e),
+    }
 }
 
 pub(super) fn delete(conn: &Connection, id: PetId) -> Result<()> {

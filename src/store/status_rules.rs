@@ -14,14 +14,18 @@ use crate::error::Result;
 pub(super) struct StockRow {
     pub status: PetStatus,
     pub stock: i64,
+    /// What an order placed now costs a unit.
+    pub price: Option<crate::domain::Price>,
 }
 
 pub(super) fn stock_row(conn: &Connection, pet: PetId) -> Result<Option<StockRow>> {
     // Cached statements, here and below: every order runs them, and parsing the SQL again
     // each time cost the writer more than running it.
     Ok(conn
-        .prepare_cached("SELECT status, stock FROM pets WHERE id = ?1")?
-        .query_row([pet], |r| Ok(StockRow { status: r.get(0)?, stock: r.get(1)? }))
+        .prepare_cached("SELECT status, stock, price_cents FROM pets WHERE id = ?1")?
+        .query_row([pet], |r| {
+            Ok(StockRow { status: r.get(0)?, stock: r.get(1)?, price: super::pets::price(r, 2)? })
+        })
         .optional()?)
 }
 

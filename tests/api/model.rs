@@ -178,6 +178,9 @@ async fn run(
             .map(drop),
         Op::Place(p, q, complete) => {
             let new = NewOrder {
+                customer_name: None,
+                customer_phone: None,
+                note: None,
                 pet_id: pets[p],
                 quantity: Quantity::try_from(q).unwrap(),
                 ship_date: None,
@@ -224,7 +227,7 @@ proptest! {
             let mut model = Model::default();
             for i in 0..PETS {
                 let pet = store
-                    .create_pet(NewPet { name: Name::parse(&format!("pet {i}")).unwrap(), category_id: None, status: PetStatus::Available, description: None })
+                    .create_pet(NewPet { price: None, sku: None, name: Name::parse(&format!("pet {i}")).unwrap(), category_id: None, status: PetStatus::Available, description: None })
                     .await
                     .unwrap();
                 pets.push(pet.id);
@@ -240,7 +243,7 @@ proptest! {
                     let m = model.pets[i];
                     prop_assert_eq!((item.status, item.quantity), (m.status, m.stock), "pet {} after step {} {:?}", i, step, op);
                     let ordered: i64 = store
-                        .list_orders(OrderFilter { pet_id: Some(*pet), complete: None }, Page::new(100, 0).unwrap())
+                        .list_orders(OrderFilter { q: None, pet_id: Some(*pet), complete: None }, Page::new(100, 0).unwrap())
                         .await
                         .unwrap()
                         .items

@@ -49,7 +49,8 @@ async fn completing_the_last_open_order_sells_the_pet() {
 
     let done = app.patch(&format!("/store/orders/{a}"), json!({ "complete": true })).await;
     assert_eq!(done.body["complete"], true);
-    assert!(done.body["shipDate"].is_string(), "completion stamps the ship date");
+    assert!(done.body["completedAt"].is_string(), "completion stamps when: {}", done.body);
+    assert!(done.body["shipDate"].is_null(), "and leaves the planned ship date alone");
     assert_eq!(status_of(&app, pet).await.0, "pending", "an order is still open");
 
     app.patch(&format!("/store/orders/{b}"), json!({ "complete": true, "shipDate": "2026-12-01T09:00:00Z" }))

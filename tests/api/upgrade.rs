@@ -176,6 +176,17 @@ const FIXTURES: &[Fixture] = &[
         changes: 264,
         ..SHOP
     },
+    Fixture {
+        version: 9,
+        keys: &named_keys(
+            "psk_4b70db4ae938c9f7abc4852bf889387f393155f02a9738368fd2142208411631",
+            "psk_b084bcd7181efee46e2fc2635c849e3677cc9fe99d74ba8db86efc1c131eee40",
+            "psk_2cd85ca68ff71b857d6ca561cbc61afe09392449b2f2fbc64e800099e295237b",
+            "psk_b3036911dc7d4adf8c2ae25c3576647f8f3fc79fee4f2a47a272415a7392fb38",
+        ),
+        changes: 264,
+        ..SHOP
+    },
 ];
 
 fn fixtures_dir() -> PathBuf {
@@ -215,6 +226,7 @@ upgrades!(
     from_schema_6: 6,
     from_schema_7: 7,
     from_schema_8: 8,
+    from_schema_9: 9,
 );
 
 #[test]
@@ -365,14 +377,21 @@ async fn check_usable(store: &Store, path: &Path, f: &Fixture) {
     assert!(trail.total > 0, "the audit trail of pet {pet} survived");
 
     let before = store.get_inventory(pet).await.unwrap().quantity;
-    let new =
-        NewOrder { pet_id: pet, quantity: Quantity::try_from(2).unwrap(), ship_date: None, complete: false };
+    let new = NewOrder {
+        customer_name: None,
+        customer_phone: None,
+        note: None,
+        pet_id: pet,
+        quantity: Quantity::try_from(2).unwrap(),
+        ship_date: None,
+        complete: false,
+    };
     let order = store.place_order(new).await.unwrap();
     let done = store
         .update_order(order.id, OrderPatch { complete: Some(true), ..Default::default() })
         .await
         .unwrap();
-    assert!(done.complete && done.ship_date.is_some());
+    assert!(done.complete && done.completed_at.is_some());
     assert_eq!(store.get_inventory(pet).await.unwrap().quantity, before - 2);
 
     let conn = Connection::open(path).unwrap();

@@ -60,6 +60,8 @@ fn fixed_pet() -> Pet {
         category_id: Some(CategoryId::try_from(1).expect("a positive id")),
         status: PetStatus::Available,
         description: None,
+        price: None,
+        sku: None,
         created_at: at,
         updated_at: at,
     }

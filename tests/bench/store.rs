@@ -200,6 +200,9 @@ fn writes(group: &mut BenchmarkGroup<'_, WallTime>, rt: &Runtime, fx: &Fixture) 
     let mut next_order = || {
         next += 1;
         NewOrder {
+            customer_name: None,
+            customer_phone: None,
+            note: None,
             pet_id: pool[next % pool.len()],
             quantity: Quantity::default(),
             ship_date: None,

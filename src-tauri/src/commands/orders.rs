@@ -1,9 +1,9 @@
-use petstore::domain::{NewOrder, Order, OrderFilter, OrderId, OrderPatch, Paged, PetId};
+use petstore::domain::{Name, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Paged, PetId};
 use serde::Deserialize;
 use tauri::State;
 
 use super::PageQuery;
-use crate::error::CommandResult;
+use crate::error::{CommandError, CommandResult};
 use crate::input::Input;
 use crate::shell::Shell;
 
@@ -16,13 +16,21 @@ pub struct OrderQuery {
     pub pet_id: Option<PetId>,
     #[serde(default)]
     pub complete: Option<bool>,
+    /// Part of the customer's or the pet's name; blank means no search.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default)]
+    pub q: Option<String>,
     #[serde(flatten)]
     pub page: PageQuery,
 }
 
 #[tauri::command]
 pub async fn list_orders(shell: State<'_, Shell>, query: Input<OrderQuery>) -> CommandResult<Paged<Order>> {
-    let filter = OrderFilter { pet_id: query.0.pet_id, complete: query.0.complete };
+    let q = match query.0.q.as_deref().map(str::trim).filter(|q| !q.is_empty()) {
+        Some(q) => Some(Name::parse(q).map_err(CommandError::validation)?),
+        None => None,
+    };
+    let filter = OrderFilter { pet_id: query.0.pet_id, complete: query.0.complete, q };
     Ok(shell.current().list_orders(filter, query.0.page.parse()?).await?)
 }
 

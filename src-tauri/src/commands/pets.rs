@@ -1,5 +1,5 @@
 use petstore::domain::{
-    CategoryId, Name, NewPet, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, PetStatus,
+    CategoryId, Name, NewPet, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, PetStatus, Sku,
 };
 use serde::Deserialize;
 use tauri::State;
@@ -21,6 +21,10 @@ pub struct PetQuery {
     /// Part of the name; blank means no search.
     #[serde(default)]
     pub q: Option<String>,
+    /// A barcode, as a scanner typed it: the pet with it.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default)]
+    pub sku: Option<Sku>,
     #[serde(default)]
     pub ids: Vec<PetId>,
     /// `name`, `-name`, `id` or `-id`.
@@ -45,6 +49,7 @@ impl PetQuery {
             category_id: self.category_id,
             name_contains,
             ids: self.ids,
+            sku: self.sku,
             sort,
         };
         Ok((filter, self.page.parse()?))

@@ -46,7 +46,7 @@ fn stocked(path: &std::path::Path, pets: &[i64]) -> Vec<i64> {
             let stock = store.get_inventory(pet).await.unwrap().quantity;
             let (mut ordered, mut offset) = (0, 0);
             loop {
-                let filter = OrderFilter { pet_id: Some(pet), complete: None };
+                let filter = OrderFilter { q: None, pet_id: Some(pet), complete: None };
                 let page = store.list_orders(filter, Page::new(100, offset).unwrap()).await.unwrap();
                 ordered += page.items.iter().map(|o| o.quantity).sum::<i64>();
                 offset += page.items.len() as u32;
@@ -88,8 +88,15 @@ fn till_orders(address: &str, key: &str, pets: &[i64], stop: &AtomicBool, placed
                 break;
             }
             let pet = PetId::try_from(pets[i % pets.len()]).unwrap();
-            let new =
-                NewOrder { pet_id: pet, quantity: Quantity::default(), ship_date: None, complete: false };
+            let new = NewOrder {
+                customer_name: None,
+                customer_phone: None,
+                note: None,
+                pet_id: pet,
+                quantity: Quantity::default(),
+                ship_date: None,
+                complete: false,
+            };
             client.place_order(new).await.unwrap();
             placed.fetch_add(1, Ordering::Relaxed);
         }

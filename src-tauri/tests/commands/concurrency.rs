@@ -64,6 +64,9 @@ fn pet_with_stock(app: &TestApp, stock: i64) -> i64 {
 
 fn new_order(pet: i64, quantity: i64) -> NewOrder {
     NewOrder {
+        customer_name: None,
+        customer_phone: None,
+        note: None,
         pet_id: PetId::try_from(pet).unwrap(),
         quantity: Quantity::try_from(quantity).unwrap(),
         ship_date: None,

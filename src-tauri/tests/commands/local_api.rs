@@ -13,6 +13,8 @@ use crate::helpers::{REMOTE_KEY, app, app_with, pet_query, remote_server};
 
 fn new_pet(name: &str) -> NewPet {
     NewPet {
+        price: None,
+        sku: None,
         name: Name::parse(name).unwrap(),
         category_id: None,
         status: PetStatus::Available,

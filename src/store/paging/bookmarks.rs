@@ -268,6 +268,8 @@ mod tests {
         let mut rng = fastrand::Rng::with_seed(6);
         for _ in 0..1_500 {
             let new = NewPet {
+                price: None,
+                sku: None,
                 name: Name::parse(["Bella", "Max", "luna", "Charlie", "Milo"][rng.usize(..5)]).unwrap(),
                 category_id: Some(CategoryId::try_from(rng.i64(1..=2)).unwrap()),
                 status: if rng.u8(..4) == 0 { PetStatus::Sold } else { PetStatus::Available },
@@ -350,6 +352,8 @@ mod tests {
         pets::delete(&conn, pet(3)).unwrap();
         assert_pages_agree(&conn, &bookmarks);
         let new = NewPet {
+            price: None,
+            sku: None,
             name: Name::parse("Bella").unwrap(),
             category_id: CategoryId::try_from(1).ok(),
             status: PetStatus::Available,

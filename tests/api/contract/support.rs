@@ -110,7 +110,14 @@ pub(super) fn time(text: &str) -> Timestamp {
 }
 
 pub(super) fn pet(text: &str) -> NewPet {
-    NewPet { name: name(text), category_id: None, status: Available, description: None }
+    NewPet {
+        price: None,
+        sku: None,
+        name: name(text),
+        category_id: None,
+        status: Available,
+        description: None,
+    }
 }
 pub(super) fn pet_in(text: &str, category: CategoryId) -> NewPet {
     NewPet { category_id: Some(category), ..pet(text) }
@@ -120,6 +127,9 @@ pub(super) fn category(text: &str) -> NewCategory {
 }
 pub(super) fn order(pet: PetId, quantity: i64) -> NewOrder {
     NewOrder {
+        customer_name: None,
+        customer_phone: None,
+        note: None,
         pet_id: pet,
         quantity: Quantity::try_from(quantity).unwrap(),
         ship_date: None,
