@@ -12,6 +12,7 @@ mod changes;
 mod cli;
 mod cli_postgres;
 mod concurrency;
+mod counter;
 mod contract;
 mod deprecation;
 mod docs;

@@ -1,0 +1,135 @@
+//! The counter's data (issue 20): a pet's price and barcode, an order's unit price, total,
+//! completion time and customer, on either engine. Every refusal names what is wrong.
+
+use serde_json::{Value, json};
+
+use crate::support::spawn_app;
+
+#[tokio::test]
+async fn a_price_is_a_decimal_string_with_two_fraction_digits_up_to_999999_99() {
+    let app = spawn_app().await;
+    let pet = app.post("/pets", json!({ "name": "Rex", "price": "249.00" })).await.expect_status(201);
+    assert_eq!(pet.body["price"], "249.00");
+    assert_eq!(pet.body["sku"], Value::Null);
+    let top = app.post("/pets", json!({ "name": "Gold", "price": "999999.99" })).await.expect_status(201);
+    assert_eq!(top.body["price"], "999999.99");
+    let free = app.post("/pets", json!({ "name": "Stray", "price": "0.00" })).await.expect_status(201);
+    assert_eq!(free.body["price"], "0.00");
+    for bad in [json!("1000000.00"), json!("12.5"), json!("12"), json!("-1.00"), json!("1,00"), json!(12.5), json!(12)] {
+        let reply = app.post("/pets", json!({ "name": "Odd", "price": bad })).await;
+        assert_eq!((reply.status, reply.code()), (400, "validation_failed".into()), "{bad}: {}", reply.body);
+        assert!(reply.body["message"].as_str().unwrap().contains("price"), "{}", reply.body);
+    }
+    // Cleared with null, kept when a patch leaves it out.
+    let id = pet.body["id"].as_i64().unwrap();
+    let renamed = app.patch(&format!("/pets/{id}"), json!({ "name": "Rex II" })).await.expect_status(200);
+    assert_eq!(renamed.body["price"], "249.00");
+    let cleared = app.patch(&format!("/pets/{id}"), json!({ "price": null })).await.expect_status(200);
+    assert_eq!(cleared.body["price"], Value::Null);
+}
+
+#[tokio::test]
+async fn a_barcode_is_unique_ignoring_case_and_finds_its_pet() {
+    let app = spawn_app().await;
+    let rex = app.post("/pets", json!({ "name": "Rex", "sku": " AB-1234 " })).await.expect_status(201);
+    assert_eq!(rex.body["sku"], "AB-1234", "trimmed, case kept");
+    let taken = app.post("/pets", json!({ "name": "Bella", "sku": "ab-1234" })).await;
+    assert_eq!((taken.status, taken.code()), (409, "duplicate_sku".into()));
+    assert!(taken.body["message"].as_str().unwrap().contains("ab-1234"), "{}", taken.body);
+    for bad in [json!(""), json!("   "), json!("x".repeat(65)), json!("a\u{0007}b")] {
+        let reply = app.post("/pets", json!({ "name": "Odd", "sku": bad })).await;
+        assert_eq!(reply.status, 400, "{bad}: {}", reply.body);
+    }
+
+    let bella = app.post("/pets", json!({ "name": "Bella", "sku": "4006381333931" })).await.expect_status(201);
+    let bella_id = bella.body["id"].as_i64().unwrap();
+    let moved = app.patch(&format!("/pets/{bella_id}"), json!({ "sku": "AB-1234" })).await;
+    assert_eq!((moved.status, moved.code()), (409, "duplicate_sku".into()), "a patch is checked too");
+
+    let found = app.get("/pets?sku=ab-1234").await.expect_status(200);
+    assert_eq!(found.header("x-total-count"), "1");
+    assert_eq!(found.body[0]["name"], "Rex");
+    let none = app.get("/pets?sku=NOPE").await.expect_status(200);
+    assert_eq!((none.header("x-total-count"), none.body.clone()), ("0".into(), json!([])));
+
+    // Released, the code is free for another pet.
+    let rex_id = rex.body["id"].as_i64().unwrap();
+    app.patch(&format!("/pets/{rex_id}"), json!({ "sku": null })).await.expect_status(200);
+    app.patch(&format!("/pets/{bella_id}"), json!({ "sku": "AB-1234" })).await.expect_status(200);
+    assert_eq!(app.get("/pets?sku=AB-1234").await.body[0]["name"], "Bella");
+}
+
+#[tokio::test]
+async fn an_order_keeps_its_unit_price_and_its_total_follows_the_quantity() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 10).await;
+    app.patch(&format!("/pets/{pet}"), json!({ "price": "12.50" })).await.expect_status(200);
+    let order = app.post("/store/orders", json!({ "petId": pet, "quantity": 3 })).await.expect_status(201);
+    assert_eq!((order.body["unitPrice"].clone(), order.body["total"].clone()), (json!("12.50"), json!("37.50")));
+    let id = order.body["id"].as_i64().unwrap();
+
+    // The pet's price changing later changes no order placed before.
+    app.patch(&format!("/pets/{pet}"), json!({ "price": "99.00" })).await.expect_status(200);
+    let fewer = app.patch(&format!("/store/orders/{id}"), json!({ "quantity": 2 })).await.expect_status(200);
+    assert_eq!((fewer.body["unitPrice"].clone(), fewer.body["total"].clone()), (json!("12.50"), json!("25.00")));
+    assert_eq!(app.get(&format!("/store/orders/{id}")).await.body["total"], "25.00");
+
+    // A pet without a price: no unit price, no total.
+    let free = app.pet_with_stock("Stray", 1).await;
+    let order = app.post("/store/orders", json!({ "petId": free })).await.expect_status(201);
+    assert_eq!((order.body["unitPrice"].clone(), order.body["total"].clone()), (Value::Null, Value::Null));
+}
+
+#[tokio::test]
+async fn completing_stamps_completed_at_and_leaves_the_planned_ship_date() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 5).await;
+    let planned = "2026-12-24T08:00:00Z";
+    let order =
+        app.post("/store/orders", json!({ "petId": pet, "shipDate": planned })).await.expect_status(201);
+    assert_eq!(order.body["completedAt"], Value::Null, "open");
+    let id = order.body["id"].as_i64().unwrap();
+    let done = app.patch(&format!("/store/orders/{id}"), json!({ "complete": true })).await.expect_status(200);
+    assert!(done.body["completedAt"].is_string(), "{}", done.body);
+    assert_eq!(done.body["shipDate"], planned);
+
+    let sale = app.post("/store/orders", json!({ "petId": pet, "complete": true })).await.expect_status(201);
+    assert!(sale.body["completedAt"].is_string() && sale.body["shipDate"].is_null(), "{}", sale.body);
+}
+
+#[tokio::test]
+async fn orders_collected_later_carry_the_customer_and_are_found_by_name() {
+    let app = spawn_app().await;
+    let rex = app.pet_with_stock("Rex", 5).await;
+    let bella = app.pet_with_stock("Bella", 5).await;
+    let held = app
+        .post(
+            "/store/orders",
+            json!({ "petId": rex, "customerName": "Ana García", "customerPhone": "+34 600 123 456", "note": "Saturday" }),
+        )
+        .await
+        .expect_status(201);
+    assert_eq!(
+        (held.body["customerName"].clone(), held.body["customerPhone"].clone(), held.body["note"].clone()),
+        (json!("Ana García"), json!("+34 600 123 456"), json!("Saturday"))
+    );
+    app.post("/store/orders", json!({ "petId": bella })).await.expect_status(201);
+
+    // Ignoring case and accents, the customer's name or the pet's.
+    let by_customer = app.get("/store/orders?q=garcia").await.expect_status(200);
+    assert_eq!(by_customer.header("x-total-count"), "1");
+    assert_eq!(by_customer.body[0]["customerName"], "Ana García");
+    let by_pet = app.get("/store/orders?q=BELL").await.expect_status(200);
+    assert_eq!((by_pet.header("x-total-count"), by_pet.body[0]["petId"].clone()), ("1".into(), json!(bella)));
+    assert_eq!(app.get("/store/orders?q=nobody").await.header("x-total-count"), "0");
+
+    // Changed and cleared later; a blank name is refused.
+    let id = held.body["id"].as_i64().unwrap();
+    let changed = app
+        .patch(&format!("/store/orders/{id}"), json!({ "customerName": "Ana G.", "note": null }))
+        .await
+        .expect_status(200);
+    assert_eq!((changed.body["customerName"].clone(), changed.body["note"].clone()), (json!("Ana G."), Value::Null));
+    let blank = app.post("/store/orders", json!({ "petId": rex, "customerName": "  " })).await;
+    assert_eq!(blank.status, 400, "{}", blank.body);
+}
