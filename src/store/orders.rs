@@ -76,26 +76,7 @@ pub(super) fn place(conn: &Connection, new: &NewOrder) -> Result<Order> {
     ensure_stock(new.pet_id, pet.stock, quantity)?;
 
     let now = Timestamp::now();
-    let completed_at = new.complete.then_some(now);
-    conn.prepare_cached(
-        "INSERT INTO orders (pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
-                             customer_name, customer_name_folded, customer_phone, note)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?
-    .execute(params![
-        new.pet_id,
-        quantity,
-        new.ship_date,
-        new.complete,
-        now,
-        pet.price.map(|p| p.cents()),
-        completed_at,
-        new.customer_name.as_ref().map(|n| n.as_str()),
-        new.customer_name.as_ref().map(|n| n.folded()),
-        new.customer_phone.as_ref().map(|p| p.as_str()),
-        new.note.as_ref().map(|n| n.as_str()),
-    ])?;
-    let id = OrderId::try_from(conn.last_insert_rowid()).map_err(Error::internal)?;
+    let id = insert(conn, None, new, now, pet.price)?;
     set_stock(conn, new.pet_id, &pet, pet.stock - quantity, StockEvent::Taken)?;
     // What was just stored, without reading it back (every order comes this way).
     Ok(new.placed(id, now, pet.price))
@@ -105,13 +86,39 @@ pub(super) fn place(conn: &Connection, new: &NewOrder) -> Result<Order> {
 /// of an order its server may have placed already (`store::mirror`), until the server says.
 pub(super) fn insert_as_is(conn: &Connection, id: OrderId, new: &NewOrder) -> Result<Order> {
     let now = Timestamp::now();
-    let ship_date = if new.complete { Some(new.ship_date.unwrap_or(now)) } else { new.ship_date };
-    let quantity = new.quantity.get();
+    let price = stock_row(conn, new.pet_id)?.and_then(|pet| pet.price);
+    insert(conn, Some(id), new, now, price)?;
+    Ok(new.placed(id, now, price))
+}
+
+/// The row of order `new` placed at `now` at `unit_price` (as `id`, or numbered here).
+fn insert(
+    conn: &Connection,
+    id: Option<OrderId>,
+    new: &NewOrder,
+    now: Timestamp,
+    unit_price: Option<crate::domain::Price>,
+) -> Result<OrderId> {
     conn.prepare_cached(
-        "INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
+                             customer_name, customer_name_folded, customer_phone, note)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
     )?
-    .execute(params![id, new.pet_id, quantity, ship_date, new.complete, now])?;
-    Ok(Order { id, pet_id: new.pet_id, quantity, ship_date, complete: new.complete, created_at: now })
+    .execute(params![
+        id,
+        new.pet_id,
+        new.quantity.get(),
+        new.ship_date,
+        new.complete,
+        now,
+        unit_price.map(|p| p.cents()),
+        new.complete.then_some(now),
+        new.customer_name.as_ref().map(|n| n.as_str()),
+        new.customer_name.as_ref().map(|n| n.folded()),
+        new.customer_phone.as_ref().map(|p| p.as_str()),
+        new.note.as_ref().map(|n| n.as_str()),
+    ])?;
+    OrderId::try_from(conn.last_insert_rowid()).map_err(Error::internal)
 }
 
 /// Changes an open order's quantity or ship date, or completes it.
