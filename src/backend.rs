@@ -46,6 +46,14 @@ pub trait Petstore: Send + Sync {
     async fn adjust_inventory(&self, pet: PetId, adjustment: NewInventoryAdjustment)
     -> Result<InventoryItem>;
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>>;
+
+    /// The shop's settings: what was saved, or the defaults.
+    async fn get_settings(&self) -> Result<ShopSettings>;
+    /// Saves the shop's settings whole.
+    async fn put_settings(&self, settings: ShopSettings) -> Result<ShopSettings>;
+
+    /// Every day of `range` in the shop's time zone, with the orders completed on it.
+    async fn sales_report(&self, range: DayRange) -> Result<Vec<SalesDay>>;
 }
 
 /// What the API server needs of a database engine besides the shop itself.
@@ -137,4 +145,10 @@ pub enum Change {
     Categories,
     Orders,
     Inventory,
+    Settings,
+}
+
+impl Change {
+    /// Every kind, for a listener that missed some and must refresh everything.
+    pub const ALL: [Change; 5] = [Change::Pets, Change::Categories, Change::Orders, Change::Inventory, Change::Settings];
 }

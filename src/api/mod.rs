@@ -13,8 +13,10 @@ mod idempotency;
 mod inventory;
 mod middleware;
 mod orders;
+mod settings;
 mod paging;
 mod pets;
+mod reports;
 mod require_key;
 mod service;
 mod state;
@@ -71,6 +73,8 @@ fn protected() -> Routes {
     let routes = categories::routes(routes);
     let routes = orders::routes(routes);
     let routes = inventory::routes(routes);
+    let routes = settings::routes(routes);
+    let routes = reports::routes(routes);
     feed::routes(routes)
 }
 

@@ -114,6 +114,17 @@ impl Petstore for Client {
         let path = ["store", "inventory", &pet.to_string(), "adjustments"];
         self.send(Method::GET, &path, &query).await?.paged()
     }
+
+    async fn get_settings(&self) -> Result<ShopSettings> {
+        self.send(Method::GET, &["store", "settings"], &[]).await?.json()
+    }
+    async fn put_settings(&self, settings: ShopSettings) -> Result<ShopSettings> {
+        self.send_json(Method::PUT, &["store", "settings"], &settings).await?.json()
+    }
+    async fn sales_report(&self, range: DayRange) -> Result<Vec<SalesDay>> {
+        let query: Query = vec![("from", range.from().to_string()), ("to", range.to().to_string())];
+        self.send(Method::GET, &["store", "reports", "sales"], &query).await?.json()
+    }
 }
 
 /// The filters of `GET /pets` as query parameters; `status` and `id` repeat.

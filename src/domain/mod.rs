@@ -12,6 +12,8 @@ mod order;
 mod outbox;
 mod page;
 mod pet;
+mod report;
+mod settings;
 pub mod status_rules;
 mod text;
 mod time;
@@ -31,6 +33,8 @@ pub use order::{NewOrder, Order, OrderFilter, OrderPatch, Quantity};
 pub use outbox::{Command, OutboxCounts, OutboxEntry, OutboxState, PROVISIONAL_ORDER_IDS};
 pub use page::{Page, Paged};
 pub use pet::{NewPet, Pet, PetFilter, PetPatch, PetSort, PetStatus, duplicate_sku};
+pub use report::{Completed, DayRange, MAX_REPORT_DAYS, SalesDay, sales_days};
+pub use settings::{Currency, LowStockBelow, ShopSettings, TimeZone};
 pub use text::{Description, Name, Phone, Reason, Sku, fold, like_contains};
 pub use time::Timestamp;
 
@@ -58,6 +62,7 @@ ts_as! {
     Quantity => "number", StockLevel => "number", Delta => "number",
     Name => "string", Reason => "string", Description => "string", Timestamp => "string",
     Money => "string", Price => "string", Sku => "string", Phone => "string",
+    Currency => "string", TimeZone => "string", LowStockBelow => "number",
 }
 
 /// Deserializes a field that distinguishes "absent" (outer `None`, via `#[serde(default)]`)

@@ -267,6 +267,32 @@ impl Petstore for Mirror {
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
         self.client().list_adjustments(pet, page).await.map_err(|e| needs_server("The stock history", e))
     }
+
+    /// The server's settings, kept in the mirror for when it cannot be reached (and read
+    /// from there at once while it is known not to be).
+    async fn get_settings(&self) -> Result<ShopSettings> {
+        if matches!(self.parts().status.borrow().state, SyncState::Offline { .. }) {
+            return self.store().get_settings().await;
+        }
+        match self.client().get_settings().await {
+            Ok(settings) => self.store().put_settings(settings).await,
+            Err(e) if is_offline(&e) => self.store().get_settings().await,
+            Err(e) => Err(e),
+        }
+    }
+    /// From the mirror's orders, its days counted in the server's time zone.
+    async fn sales_report(&self, range: DayRange) -> Result<Vec<SalesDay>> {
+        if self.parts().status.borrow().position.is_none() {
+            return self.client().sales_report(range).await;
+        }
+        self.get_settings().await?;
+        self.store().sales_report(range).await
+    }
+    async fn put_settings(&self, settings: ShopSettings) -> Result<ShopSettings> {
+        let saved =
+            self.client().put_settings(settings).await.map_err(|e| needs_server("Changing the shop's settings", e))?;
+        self.store().put_settings(saved).await
+    }
 }
 
 /// The counter writes under a key of the caller's: a new UUID for the window's, the local

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
-use super::{PgStore, categories, changes, feed, inventory, orders, pets, pg, seed};
+use super::{PgStore, categories, changes, feed, inventory, orders, pets, pg, seed, settings};
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Change, Database, Petstore, SeedReport};
 use crate::domain::*;
@@ -121,6 +121,16 @@ impl Petstore for PgStore {
     }
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
         read!(self, |c| inventory::adjustments(&c, pet, page))
+    }
+
+    async fn get_settings(&self) -> Result<ShopSettings> {
+        read!(self, |c| settings::get(&c))
+    }
+    async fn put_settings(&self, new: ShopSettings) -> Result<ShopSettings> {
+        write!(self, Change::Settings, |tx| settings::put(&tx, &new))
+    }
+    async fn sales_report(&self, range: DayRange) -> Result<Vec<SalesDay>> {
+        read!(self, |c| settings::sales_report(&c, range))
     }
 }
 

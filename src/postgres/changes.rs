@@ -44,13 +44,12 @@ pub(super) fn payload(change: Change) -> &'static str {
         Change::Categories => "categories",
         Change::Orders => "orders",
         Change::Inventory => "inventory",
+        Change::Settings => "settings",
     }
 }
 
 fn parse(payload: &str) -> Option<Change> {
-    [Change::Pets, Change::Categories, Change::Orders, Change::Inventory]
-        .into_iter()
-        .find(|&c| self::payload(c) == payload)
+    Change::ALL.into_iter().find(|&c| self::payload(c) == payload)
 }
 
 /// Announces changes already committed, a few at a time (see the module's comment).
@@ -64,7 +63,7 @@ pub(super) struct Notifier {
 /// How long a replica gathers committed orders into one notification.
 const GATHER: Duration = Duration::from_millis(20);
 
-const KINDS: [Change; 4] = [Change::Pets, Change::Categories, Change::Orders, Change::Inventory];
+const KINDS: [Change; 5] = Change::ALL;
 
 fn bit(change: Change) -> u8 {
     1 << KINDS.iter().position(|&c| c == change).unwrap_or(0)
@@ -113,6 +112,7 @@ pub(super) async fn notify(c: &impl GenericClient, change: Change) -> Result<()>
         Change::Categories => "SELECT pg_notify('petstore_changes', 'categories')",
         Change::Orders => "SELECT pg_notify('petstore_changes', 'orders')",
         Change::Inventory => "SELECT pg_notify('petstore_changes', 'inventory')",
+        Change::Settings => "SELECT pg_notify('petstore_changes', 'settings')",
     };
     c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[]).await.map_err(pg)?;
     Ok(())

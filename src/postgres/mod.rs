@@ -39,6 +39,7 @@ mod paging;
 mod pets;
 mod readers;
 mod seed;
+mod settings;
 mod stock;
 mod types;
 

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
-use super::{Change, Store, categories, feed, inventory, orders, pets, seed};
+use super::{Change, Store, categories, feed, inventory, orders, pets, seed, settings};
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Database, Petstore, SeedReport};
 use crate::domain::*;
@@ -88,6 +88,16 @@ impl Petstore for Store {
     }
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
         self.read(move |c| inventory::adjustments(c, pet, page)).await
+    }
+
+    async fn get_settings(&self) -> Result<ShopSettings> {
+        self.read_bounded(settings::get).await
+    }
+    async fn put_settings(&self, new: ShopSettings) -> Result<ShopSettings> {
+        self.write(Change::Settings, move |tx| settings::put(tx, &new)).await
+    }
+    async fn sales_report(&self, range: DayRange) -> Result<Vec<SalesDay>> {
+        self.read(move |c| settings::sales_report(c, range)).await
     }
 }
 

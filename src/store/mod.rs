@@ -19,6 +19,9 @@ mod orders;
 mod paging;
 mod pets;
 pub mod seed;
+mod settings;
+
+pub(crate) use settings::parsed as settings_parsed;
 mod status_rules;
 
 use std::path::Path;

@@ -157,3 +157,76 @@ async fn orders_collected_later_carry_the_customer_and_are_found_by_name() {
     let blank = app.post("/store/orders", json!({ "petId": rex, "customerName": "  " })).await;
     assert_eq!(blank.status, 400, "{}", blank.body);
 }
+
+#[tokio::test]
+async fn the_shops_settings_have_defaults_and_are_saved_whole() {
+    let app = spawn_app().await;
+    let defaults = app.get("/store/settings").await.expect_status(200);
+    assert_eq!((defaults.body["shopName"].clone(), defaults.body["currency"].clone()), (json!("Petstore"), json!("EUR")));
+    assert_eq!(defaults.body["lowStockBelow"], 5);
+    assert!(defaults.body["timeZone"].as_str().is_some_and(|z| !z.is_empty()), "{}", defaults.body);
+
+    let mine = json!({ "shopName": "Pets & Co", "currency": "USD", "timeZone": "America/New_York", "lowStockBelow": 3 });
+    assert_eq!(app.put("/store/settings", mine.clone()).await.expect_status(200).body, mine);
+    assert_eq!(app.get("/store/settings").await.body, mine);
+    for (bad, field) in [
+        (json!({ "currency": "EUE" }), "currency"),
+        (json!({ "currency": "usd" }), "currency"),
+        (json!({ "timeZone": "Mars/Olympus" }), "timeZone"),
+        (json!({ "lowStockBelow": -1 }), "lowStockBelow"),
+        (json!({ "shopName": " " }), "shopName"),
+    ] {
+        let mut body = mine.clone();
+        body.as_object_mut().unwrap().extend(bad.as_object().unwrap().clone());
+        let reply = app.put("/store/settings", body).await;
+        assert_eq!(reply.status.as_u16(), 400, "{bad}: {}", reply.body);
+        assert!(reply.body["message"].as_str().unwrap().contains(field), "{}", reply.body);
+    }
+    let partial = app.put("/store/settings", json!({ "currency": "GBP" })).await;
+    assert_eq!(partial.status.as_u16(), 400, "a full replacement: {}", partial.body);
+    assert_eq!(app.get("/store/settings").await.body, mine, "nothing changed by a refusal");
+}
+
+#[tokio::test]
+async fn the_sales_report_counts_completed_orders_per_day_in_json_and_csv() {
+    let app = spawn_app().await;
+    let settings = json!({ "shopName": "Pets", "currency": "EUR", "timeZone": "UTC", "lowStockBelow": 5 });
+    app.put("/store/settings", settings).await.expect_status(200);
+    let pet = app.pet_with_stock("Rex", 20).await;
+    app.patch(&format!("/pets/{pet}"), json!({ "price": "10.00" })).await.expect_status(200);
+    app.post("/store/orders", json!({ "petId": pet, "quantity": 2, "complete": true })).await.expect_status(201);
+    app.post("/store/orders", json!({ "petId": pet, "quantity": 1, "complete": true })).await.expect_status(201);
+    app.post("/store/orders", json!({ "petId": pet, "quantity": 5 })).await.expect_status(201);
+    let today = chrono::Utc::now().date_naive();
+    let yesterday = today.pred_opt().unwrap();
+
+    let report = app.get(&format!("/store/reports/sales?from={yesterday}&to={today}")).await.expect_status(200);
+    assert_eq!(
+        report.body,
+        json!([
+            { "date": yesterday.to_string(), "orders": 0, "units": 0, "revenue": "0.00" },
+            { "date": today.to_string(), "orders": 2, "units": 3, "revenue": "30.00" },
+        ]),
+        "an open order is not a sale"
+    );
+    let csv = app
+        .request(reqwest::Method::GET, &format!("/store/reports/sales?from={today}&to={today}"))
+        .header("Accept", "text/csv")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(csv.status(), 200);
+    assert!(csv.headers()["content-type"].to_str().unwrap().starts_with("text/csv"));
+    assert_eq!(csv.text().await.unwrap(), format!("date,orders,units,revenue\r\n{today},2,3,30.00\r\n"));
+
+    for (query, why) in [
+        ("from=2026-01-01&to=2027-01-02", "at most 366"),
+        ("from=2026-02-02&to=2026-02-01", "before"),
+        ("from=2026-02-30&to=2026-03-01", "from"),
+        ("to=2026-03-01", "from is required"),
+    ] {
+        let reply = app.get(&format!("/store/reports/sales?{query}")).await;
+        assert_eq!((reply.status.as_u16(), reply.code()), (400, "invalid_parameter"), "{query}: {}", reply.body);
+        assert!(reply.body["message"].as_str().unwrap().contains(why), "{query}: {}", reply.body);
+    }
+}

@@ -1,0 +1,22 @@
+use axum::Json;
+use axum::extract::State;
+use axum::http::Method;
+use axum::response::IntoResponse;
+
+use super::Routes;
+use super::error::ApiResult;
+use super::extract::JsonBody;
+use super::state::AppState;
+use crate::domain::ShopSettings;
+
+pub(super) fn routes(r: Routes) -> Routes {
+    r.add(Method::GET, "/store/settings", get).add(Method::PUT, "/store/settings", put)
+}
+
+async fn get(State(s): State<AppState>) -> ApiResult<impl IntoResponse> {
+    Ok(Json(s.store.get_settings().await?))
+}
+
+async fn put(State(s): State<AppState>, JsonBody(settings): JsonBody<ShopSettings>) -> ApiResult<impl IntoResponse> {
+    Ok(Json(s.store.put_settings(settings).await?))
+}
