@@ -150,5 +150,6 @@ pub enum Change {
 
 impl Change {
     /// Every kind, for a listener that missed some and must refresh everything.
-    pub const ALL: [Change; 5] = [Change::Pets, Change::Categories, Change::Orders, Change::Inventory, Change::Settings];
+    pub const ALL: [Change; 5] =
+        [Change::Pets, Change::Categories, Change::Orders, Change::Inventory, Change::Settings];
 }

@@ -162,7 +162,7 @@ async fn forward(mirror: Mirror, to: broadcast::Sender<Change>, sync: watch::Sen
                 Ok(change) => drop(to.send(change)),
                 // Fell behind: refresh everything rather than miss one.
                 Err(broadcast::error::RecvError::Lagged(_)) => {
-                    for change in [Change::Pets, Change::Categories, Change::Orders, Change::Inventory] {
+                    for change in Change::ALL {
                         let _ = to.send(change);
                     }
                 }

@@ -16,7 +16,7 @@ pub fn forward_changes<R: Runtime>(app: AppHandle<R>, mut changes: broadcast::Re
                 }
                 // Missed some: say everything may have changed.
                 Err(broadcast::error::RecvError::Lagged(_)) => {
-                    for change in [Change::Pets, Change::Categories, Change::Orders, Change::Inventory] {
+                    for change in Change::ALL {
                         let _ = app.emit(CHANGED, change);
                     }
                 }

@@ -13,12 +13,12 @@ mod idempotency;
 mod inventory;
 mod middleware;
 mod orders;
-mod settings;
 mod paging;
 mod pets;
 mod reports;
 mod require_key;
 mod service;
+mod settings;
 mod state;
 
 use std::time::Duration;

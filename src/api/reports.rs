@@ -21,9 +21,12 @@ pub(super) fn routes(r: Routes) -> Routes {
 async fn sales(State(s): State<AppState>, headers: HeaderMap, params: Params) -> ApiResult<Response> {
     params.allow(&["from", "to"])?;
     let day = |name: &str| -> Result<NaiveDate, Error> {
-        let raw: String = params.one(name)?.ok_or_else(|| Error::invalid_parameter(format!("{name} is required (YYYY-MM-DD)")))?;
-        NaiveDate::parse_from_str(&raw, "%Y-%m-%d")
-            .map_err(|_| Error::invalid_parameter(format!("{name} must be a date like 2026-11-24, got {raw:?}")))
+        let raw: String = params
+            .one(name)?
+            .ok_or_else(|| Error::invalid_parameter(format!("{name} is required (YYYY-MM-DD)")))?;
+        NaiveDate::parse_from_str(&raw, "%Y-%m-%d").map_err(|_| {
+            Error::invalid_parameter(format!("{name} must be a date like 2026-11-24, got {raw:?}"))
+        })
     };
     let range = DayRange::new(day("from")?, day("to")?).map_err(Error::invalid_parameter)?;
     let days = s.store.sales_report(range).await?;
@@ -35,7 +38,8 @@ async fn sales(State(s): State<AppState>, headers: HeaderMap, params: Params) ->
         csv.push_str(&format!("{},{},{},{}\r\n", d.date, d.orders, d.units, d.revenue));
     }
     let file = format!("attachment; filename=\"sales-{}-to-{}.csv\"", range.from(), range.to());
-    Ok(([(CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (CONTENT_DISPOSITION, file)], csv).into_response())
+    Ok(([(CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (CONTENT_DISPOSITION, file)], csv)
+        .into_response())
 }
 
 /// Whether the client asked for CSV over JSON (a plain `Accept: text/csv`, or CSV listed

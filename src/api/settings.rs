@@ -17,6 +17,9 @@ async fn get(State(s): State<AppState>) -> ApiResult<impl IntoResponse> {
     Ok(Json(s.store.get_settings().await?))
 }
 
-async fn put(State(s): State<AppState>, JsonBody(settings): JsonBody<ShopSettings>) -> ApiResult<impl IntoResponse> {
+async fn put(
+    State(s): State<AppState>,
+    JsonBody(settings): JsonBody<ShopSettings>,
+) -> ApiResult<impl IntoResponse> {
     Ok(Json(s.store.put_settings(settings).await?))
 }

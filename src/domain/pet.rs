@@ -70,9 +70,11 @@ pub struct NewPet {
     #[serde(default)]
     pub description: Option<Description>,
     /// What one costs; none means not for sale at a price yet (orders then have no total).
+    #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default)]
     pub price: Option<Price>,
     /// The barcode, unique ignoring case.
+    #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default)]
     pub sku: Option<Sku>,
 }

@@ -7,7 +7,7 @@
 use chrono::{Days, NaiveDate, TimeZone as _};
 use serde::{Deserialize, Serialize};
 
-use super::{Money, Timestamp, TimeZone};
+use super::{Money, TimeZone, Timestamp};
 
 /// The longest report, in days.
 pub const MAX_REPORT_DAYS: u64 = 366;
@@ -47,7 +47,10 @@ impl DayRange {
             // instant it has.
             let local = day.and_hms_opt(0, 0, 0).expect("midnight");
             let at = zone.tz().from_local_datetime(&local).earliest().unwrap_or_else(|| {
-                zone.tz().from_local_datetime(&(local + chrono::TimeDelta::hours(1))).earliest().expect("an hour later")
+                zone.tz()
+                    .from_local_datetime(&(local + chrono::TimeDelta::hours(1)))
+                    .earliest()
+                    .expect("an hour later")
             });
             Timestamp::from(at.with_timezone(&chrono::Utc))
         };
@@ -80,7 +83,11 @@ pub struct Completed {
 
 /// Every day of `range`, each with what was completed on it in `zone` (days without sales
 /// too, so that a chart has no gaps).
-pub fn sales_days(range: DayRange, zone: TimeZone, completed: impl IntoIterator<Item = Completed>) -> Vec<SalesDay> {
+pub fn sales_days(
+    range: DayRange,
+    zone: TimeZone,
+    completed: impl IntoIterator<Item = Completed>,
+) -> Vec<SalesDay> {
     let days = (range.to - range.from).num_days() as usize + 1;
     let mut out: Vec<SalesDay> = (0..days)
         .map(|i| SalesDay {
@@ -92,7 +99,8 @@ pub fn sales_days(range: DayRange, zone: TimeZone, completed: impl IntoIterator<
         .collect();
     for order in completed {
         let day = order.at.as_datetime().with_timezone(&zone.tz()).date_naive();
-        let Some(row) = out.get_mut((day - range.from).num_days() as usize).filter(|_| day >= range.from) else {
+        let Some(row) = out.get_mut((day - range.from).num_days() as usize).filter(|_| day >= range.from)
+        else {
             continue;
         };
         row.orders += 1;
@@ -125,7 +133,10 @@ mod tests {
         let madrid = TimeZone::parse("Europe/Madrid").unwrap();
         let range = DayRange::new(day("2026-11-23"), day("2026-11-25")).unwrap();
         let (start, end) = range.instants(madrid);
-        assert_eq!((start.to_string(), end.to_string()), ("2026-11-22T23:00:00Z".into(), "2026-11-25T23:00:00Z".into()));
+        assert_eq!(
+            (start.to_string(), end.to_string()),
+            ("2026-11-22T23:00:00Z".into(), "2026-11-25T23:00:00Z".into())
+        );
         let at = |s: &str| Timestamp::parse(s).unwrap();
         let rows = sales_days(
             range,

@@ -98,7 +98,10 @@ impl TimeZone {
 
     /// The zone this machine is set to, or UTC if it cannot be told.
     pub fn of_this_machine() -> Self {
-        iana_time_zone::get_timezone().ok().and_then(|name| Self::parse(&name).ok()).unwrap_or(Self(chrono_tz::UTC))
+        iana_time_zone::get_timezone()
+            .ok()
+            .and_then(|name| Self::parse(&name).ok())
+            .unwrap_or(Self(chrono_tz::UTC))
     }
 
     pub fn tz(self) -> chrono_tz::Tz {

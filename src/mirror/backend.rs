@@ -289,8 +289,11 @@ impl Petstore for Mirror {
         self.store().sales_report(range).await
     }
     async fn put_settings(&self, settings: ShopSettings) -> Result<ShopSettings> {
-        let saved =
-            self.client().put_settings(settings).await.map_err(|e| needs_server("Changing the shop's settings", e))?;
+        let saved = self
+            .client()
+            .put_settings(settings)
+            .await
+            .map_err(|e| needs_server("Changing the shop's settings", e))?;
         self.store().put_settings(saved).await
     }
 }

@@ -188,7 +188,7 @@ async fn serve(
             let _ = ready.send(Ok(()));
         }
         None => {
-            for change in [Change::Pets, Change::Categories, Change::Orders, Change::Inventory] {
+            for change in Change::ALL {
                 let _ = changes.send(change);
             }
             tracing::info!("the PostgreSQL change listener is connected again");

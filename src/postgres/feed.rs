@@ -132,7 +132,7 @@ pub(super) fn start(
                 Ok(Ok(change)) => heard.push(change),
                 // Missed notices: every kind, as the listener does after a reconnection.
                 Ok(Err(broadcast::error::RecvError::Lagged(_))) => {
-                    heard.extend([Change::Pets, Change::Categories, Change::Orders, Change::Inventory]);
+                    heard.extend(Change::ALL);
                 }
                 Ok(Err(broadcast::error::RecvError::Closed)) => return,
                 Err(_) => {}

@@ -2,12 +2,16 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::domain::{Completed, Currency, DayRange, LowStockBelow, Name, SalesDay, ShopSettings, TimeZone, sales_days};
+use crate::domain::{
+    Completed, Currency, DayRange, LowStockBelow, Name, SalesDay, ShopSettings, TimeZone, sales_days,
+};
 use crate::error::{Error, Result};
 
 pub(super) fn get(conn: &Connection) -> Result<ShopSettings> {
     let row = conn
-        .prepare_cached("SELECT shop_name, currency, time_zone, low_stock_below FROM shop_settings WHERE id = 1")?
+        .prepare_cached(
+            "SELECT shop_name, currency, time_zone, low_stock_below FROM shop_settings WHERE id = 1",
+        )?
         .query_row([], |r| {
             Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, i64>(3)?))
         })

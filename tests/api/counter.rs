@@ -162,7 +162,10 @@ async fn orders_collected_later_carry_the_customer_and_are_found_by_name() {
 async fn the_shops_settings_have_defaults_and_are_saved_whole() {
     let app = spawn_app().await;
     let defaults = app.get("/store/settings").await.expect_status(200);
-    assert_eq!((defaults.body["shopName"].clone(), defaults.body["currency"].clone()), (json!("Petstore"), json!("EUR")));
+    assert_eq!(
+        (defaults.body["shopName"].clone(), defaults.body["currency"].clone()),
+        (json!("Petstore"), json!("EUR"))
+    );
     assert_eq!(defaults.body["lowStockBelow"], 5);
     assert!(defaults.body["timeZone"].as_str().is_some_and(|z| !z.is_empty()), "{}", defaults.body);
 
@@ -194,13 +197,18 @@ async fn the_sales_report_counts_completed_orders_per_day_in_json_and_csv() {
     app.put("/store/settings", settings).await.expect_status(200);
     let pet = app.pet_with_stock("Rex", 20).await;
     app.patch(&format!("/pets/{pet}"), json!({ "price": "10.00" })).await.expect_status(200);
-    app.post("/store/orders", json!({ "petId": pet, "quantity": 2, "complete": true })).await.expect_status(201);
-    app.post("/store/orders", json!({ "petId": pet, "quantity": 1, "complete": true })).await.expect_status(201);
+    app.post("/store/orders", json!({ "petId": pet, "quantity": 2, "complete": true }))
+        .await
+        .expect_status(201);
+    app.post("/store/orders", json!({ "petId": pet, "quantity": 1, "complete": true }))
+        .await
+        .expect_status(201);
     app.post("/store/orders", json!({ "petId": pet, "quantity": 5 })).await.expect_status(201);
     let today = chrono::Utc::now().date_naive();
     let yesterday = today.pred_opt().unwrap();
 
-    let report = app.get(&format!("/store/reports/sales?from={yesterday}&to={today}")).await.expect_status(200);
+    let report =
+        app.get(&format!("/store/reports/sales?from={yesterday}&to={today}")).await.expect_status(200);
     assert_eq!(
         report.body,
         json!([
@@ -226,7 +234,12 @@ async fn the_sales_report_counts_completed_orders_per_day_in_json_and_csv() {
         ("to=2026-03-01", "from is required"),
     ] {
         let reply = app.get(&format!("/store/reports/sales?{query}")).await;
-        assert_eq!((reply.status.as_u16(), reply.code()), (400, "invalid_parameter"), "{query}: {}", reply.body);
+        assert_eq!(
+            (reply.status.as_u16(), reply.code()),
+            (400, "invalid_parameter"),
+            "{query}: {}",
+            reply.body
+        );
         assert!(reply.body["message"].as_str().unwrap().contains(why), "{query}: {}", reply.body);
     }
 }

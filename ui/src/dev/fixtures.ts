@@ -19,6 +19,8 @@ export const pet = (id: number, name: string, more: Partial<Pet> = {}): Pet => (
   categoryId: 1,
   status: 'available',
   description: null,
+  price: null,
+  sku: null,
   createdAt: TIME,
   updatedAt: TIME,
   ...more,
@@ -40,6 +42,12 @@ export const order = (id: number, petId: number, more: Partial<Order> = {}): Ord
   shipDate: null,
   complete: false,
   createdAt: TIME,
+  unitPrice: null,
+  total: null,
+  completedAt: null,
+  customerName: null,
+  customerPhone: null,
+  note: null,
   ...more,
 });
 

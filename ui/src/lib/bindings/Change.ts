@@ -4,4 +4,4 @@
  * Which kind of data a committed write changed; the desktop app turns it into an event so
  * an open window refreshes what it shows.
  */
-export type Change = "pets" | "categories" | "orders" | "inventory";
+export type Change = "pets" | "categories" | "orders" | "inventory" | "settings";

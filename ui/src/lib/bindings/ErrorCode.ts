@@ -5,4 +5,4 @@
  * docs/ARCHITECTURE.md, "Error codes", says where each is produced), plus three that only
  * the HTTP client produces, for a remote that cannot be used.
  */
-export type ErrorCode = "invalid_json" | "validation_failed" | "invalid_parameter" | "invalid_reference" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "insufficient_stock" | "pet_not_available" | "order_completed" | "category_in_use" | "pet_has_orders" | "duplicate_name" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal" | "busy" | "unreachable" | "bad_response" | "timeout";
+export type ErrorCode = "invalid_json" | "validation_failed" | "invalid_parameter" | "invalid_reference" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "insufficient_stock" | "pet_not_available" | "order_completed" | "category_in_use" | "pet_has_orders" | "duplicate_name" | "duplicate_sku" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal" | "busy" | "unreachable" | "bad_response" | "timeout";

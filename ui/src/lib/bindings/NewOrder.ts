@@ -4,4 +4,8 @@
  * Body of `POST /store/orders`. `complete: true` is a counter sale: placed and completed
  * in one step.
  */
-export type NewOrder = { petId: number, quantity: number, shipDate: string | null, complete: boolean, };
+export type NewOrder = { petId: number, quantity: number, shipDate: string | null, complete: boolean, 
+/**
+ * Who collects it later, and how to reach them.
+ */
+customerName?: string, customerPhone?: string, note?: string, };

@@ -5,4 +5,12 @@ import type { PetStatus } from "./PetStatus";
  * Body of `POST /pets` and `PUT /pets/{petId}` (a full replacement: what is left out
  * takes its default).
  */
-export type NewPet = { name: string, categoryId: number | null, status: PetStatus, description: string | null, };
+export type NewPet = { name: string, categoryId: number | null, status: PetStatus, description: string | null, 
+/**
+ * What one costs; none means not for sale at a price yet (orders then have no total).
+ */
+price?: string, 
+/**
+ * The barcode, unique ignoring case.
+ */
+sku?: string, };

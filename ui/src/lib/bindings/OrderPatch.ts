@@ -3,4 +3,4 @@
 /**
  * Body of `PATCH /store/orders/{orderId}`.
  */
-export type OrderPatch = { quantity?: number, shipDate?: string | null | null, complete?: boolean, };
+export type OrderPatch = { quantity?: number, shipDate?: string | null | null, complete?: boolean, customerName?: string | null | null, customerPhone?: string | null | null, note?: string | null | null, };

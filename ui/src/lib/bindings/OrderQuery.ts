@@ -3,4 +3,8 @@
 /**
  * The Orders screen's filters: open or completed, one pet, and the page.
  */
-export type OrderQuery = { petId: number | null, complete: boolean | null, limit: number | null, offset: number | null, };
+export type OrderQuery = { petId: number | null, complete: boolean | null, 
+/**
+ * Part of the customer's or the pet's name; blank means no search.
+ */
+q?: string, limit: number | null, offset: number | null, };

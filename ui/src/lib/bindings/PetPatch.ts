@@ -5,4 +5,4 @@ import type { PetStatus } from "./PetStatus";
  * Body of `PATCH /pets/{petId}`: absent fields stay as they are; `null` clears the
  * category or the description.
  */
-export type PetPatch = { name?: string, categoryId?: number | null | null, status?: PetStatus, description?: string | null | null, };
+export type PetPatch = { name?: string, categoryId?: number | null | null, status?: PetStatus, description?: string | null | null, price?: string | null | null, sku?: string | null | null, };

@@ -8,7 +8,11 @@ export type PetQuery = { statuses: Array<PetStatus>, categoryId: number | null,
 /**
  * Part of the name; blank means no search.
  */
-q: string | null, ids: Array<number>, 
+q: string | null, 
+/**
+ * A barcode, as a scanner typed it: the pet with it.
+ */
+sku?: string, ids: Array<number>, 
 /**
  * `name`, `-name`, `id` or `-id`.
  */
