@@ -6,7 +6,7 @@ import { category, paged, pet, stockItem } from '../src/dev/fixtures';
 import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
 import PetsScreen from '../src/screens/PetsScreen.svelte';
 
-const PETS = [pet(1, 'Rex'), pet(2, 'Bella', { status: 'pending' }), pet(3, 'Tom', { categoryId: 2, status: 'sold' })];
+const PETS = [pet(1, 'Rex', { price: '249.00', sku: 'AB-1' }), pet(2, 'Bella', { status: 'pending' }), pet(3, 'Tom', { categoryId: 2, status: 'sold' })];
 
 function backend(more: Record<string, Handler> = {}) {
   return mockBackend({
@@ -192,7 +192,8 @@ describe('Pets screen', () => {
     await waitFor(() => expect(b.argsOf('replace_pet')).toHaveLength(1));
     expect(b.argsOf('replace_pet')[0]).toEqual({
       id: 1,
-      pet: { name: 'Rexy', categoryId: 1, status: 'sold', description: null },
+      // The price and barcode the form does not show yet go back as they were.
+      pet: { name: 'Rexy', categoryId: 1, status: 'sold', description: null, price: '249.00', sku: 'AB-1' },
     });
   });
 
