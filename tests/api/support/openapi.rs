@@ -126,8 +126,19 @@ pub fn operations() -> Vec<(Method, String, bool)> {
                 continue;
             }
             let secured = op.get("security").map_or(global, |s| !s.as_array().unwrap().is_empty());
-            let path =
+            let mut path =
                 template.replace("{petId}", "1").replace("{categoryId}", "1").replace("{orderId}", "1");
+            // Required query parameters take the document's own example.
+            let required: Vec<String> = op["parameters"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|p| p["in"] == "query" && p["required"] == true)
+                .map(|p| format!("{}={}", p["name"].as_str().unwrap(), p["example"].as_str().unwrap()))
+                .collect();
+            if !required.is_empty() {
+                path = format!("{path}?{}", required.join("&"));
+            }
             all.push((method, path, secured));
         }
     }
