@@ -3,6 +3,7 @@
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
+use tokio_postgres::types::ToSql;
 
 use super::categories;
 use super::paging::{self, Filter, List, limit_offset};
@@ -154,21 +155,11 @@ pub(super) async fn create(c: &impl GenericClient, new: &NewPet) -> Result<Pet> 
                                  stock, stock_updated_at, created_at, updated_at)
                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, $9, $9, $9)
                RETURNING id, name, category_id, status, description, price_cents, sku, created_at, updated_at";
+    let fields = Fields::of(new);
+    let mut params = fields.refs().to_vec();
+    params.push(&now);
     let row = c
-        .query_one(
-            &c.prepare_cached(sql).await.map_err(pg)?,
-            &[
-                &new.name.as_str(),
-                &new.name.folded(),
-                &new.category_id.map(CategoryId::get),
-                &new.status.as_str(),
-                &new.description.as_ref().map(|d| d.as_str()),
-                &new.price.map(Price::cents),
-                &new.sku.as_ref().map(Sku::as_str),
-                &new.sku.as_ref().map(Sku::folded),
-                &now,
-            ],
-        )
+        .query_one(&c.prepare_cached(sql).await.map_err(pg)?, &params)
         .await
         .map_err(|e| on_refused(e, new))?;
     from_row(&row, 0)
@@ -196,22 +187,12 @@ async fn store_fields(c: &impl GenericClient, id: PetId, new: &NewPet) -> Result
                                price_cents = $7, sku = $8, sku_folded = $9, updated_at = $10
                WHERE id = $1
                RETURNING id, name, category_id, status, description, price_cents, sku, created_at, updated_at";
+    let (key, now, fields) = (id.get(), Timestamp::now().to_string(), Fields::of(new));
+    let mut params: Vec<&(dyn ToSql + Sync)> = vec![&key];
+    params.extend(fields.refs());
+    params.push(&now);
     let row = c
-        .query_opt(
-            &c.prepare_cached(sql).await.map_err(pg)?,
-            &[
-                &id.get(),
-                &new.name.as_str(),
-                &new.name.folded(),
-                &new.category_id.map(CategoryId::get),
-                &new.status.as_str(),
-                &new.description.as_ref().map(|d| d.as_str()),
-                &new.price.map(Price::cents),
-                &new.sku.as_ref().map(Sku::as_str),
-                &new.sku.as_ref().map(Sku::folded),
-                &Timestamp::now().to_string(),
-            ],
-        )
+        .query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &params)
         .await
         .map_err(|e| on_refused(e, new))?;
     match row {
@@ -221,6 +202,47 @@ async fn store_fields(c: &impl GenericClient, id: PetId, new: &NewPet) -> Result
 }
 
 /// A category deleted by another replica between the check and the write.
+/// A pet's own columns as bound, in the order of both statements: name, its folded form,
+/// category, status, description, price in cents, barcode and its folded form.
+struct Fields {
+    name: String,
+    name_folded: String,
+    category: Option<i64>,
+    status: &'static str,
+    description: Option<String>,
+    price: Option<i64>,
+    sku: Option<String>,
+    sku_folded: Option<String>,
+}
+
+impl Fields {
+    fn of(new: &NewPet) -> Self {
+        Self {
+            name: new.name.as_str().to_owned(),
+            name_folded: new.name.folded(),
+            category: new.category_id.map(CategoryId::get),
+            status: new.status.as_str(),
+            description: new.description.as_ref().map(|d| d.as_str().to_owned()),
+            price: new.price.map(Price::cents),
+            sku: new.sku.as_ref().map(|s| s.as_str().to_owned()),
+            sku_folded: new.sku.as_ref().map(Sku::folded),
+        }
+    }
+
+    fn refs(&self) -> [&(dyn ToSql + Sync); 8] {
+        [
+            &self.name,
+            &self.name_folded,
+            &self.category,
+            &self.status,
+            &self.description,
+            &self.price,
+            &self.sku,
+            &self.sku_folded,
+        ]
+    }
+}
+
 /// A category deleted meanwhile, or a barcode another pet took meanwhile, as the precise
 /// refusal (the constraints are the source of truth).
 fn on_refused(e: tokio_postgres::Error, new: &NewPet) -> Error {

@@ -1,5 +1,5 @@
 use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, Row};
 
 use super::categories;
 use super::counts;
@@ -113,23 +113,15 @@ pub(super) fn get(conn: &Connection, id: PetId) -> Result<Pet> {
 pub(super) fn create(conn: &Connection, new: &NewPet) -> Result<Pet> {
     categories::ensure_exists(conn, new.category_id)?;
     let now = Timestamp::now();
-    conn.prepare_cached(
+    let mut insert = conn.prepare_cached(
         "INSERT INTO pets (name, name_folded, category_id, status, description, price_cents, sku, sku_folded,
                            stock, stock_updated_at, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 0, ?9, ?9, ?9)",
-    )?
-    .execute(params![
-        new.name.as_str(),
-        new.name.folded(),
-        new.category_id,
-        new.status,
-        new.description.as_ref().map(|d| d.as_str()),
-        new.price.map(Price::cents),
-        new.sku.as_ref().map(Sku::as_str),
-        new.sku.as_ref().map(Sku::folded),
-        now
-    ])
-    .map_err(|e| on_duplicate_sku(e, new.sku.as_ref()))?;
+         VALUES (:name, :name_folded, :category_id, :status, :description, :price_cents, :sku, :sku_folded,
+                 0, :now, :now, :now)",
+    )?;
+    bind_fields(&mut insert, new)?;
+    insert.raw_bind_parameter(":now", now)?;
+    insert.raw_execute().map_err(|e| on_duplicate_sku(e, new.sku.as_ref()))?;
     get(conn, PetId::try_from(conn.last_insert_rowid()).map_err(Error::internal)?)
 }
 
@@ -149,29 +141,42 @@ pub(super) fn update(conn: &Connection, id: PetId, patch: &PetPatch) -> Result<P
 
 fn store_fields(conn: &Connection, id: PetId, new: &NewPet) -> Result<Pet> {
     categories::ensure_exists(conn, new.category_id)?;
-    let changed = conn
-        .execute(
-            "UPDATE pets SET name = ?2, name_folded = ?3, category_id = ?4, status = ?5, description = ?6,
-                             price_cents = ?7, sku = ?8, sku_folded = ?9, updated_at = ?10
-             WHERE id = ?1",
-            params![
-                id,
-                new.name.as_str(),
-                new.name.folded(),
-                new.category_id,
-                new.status,
-                new.description.as_ref().map(|d| d.as_str()),
-                new.price.map(Price::cents),
-                new.sku.as_ref().map(Sku::as_str),
-                new.sku.as_ref().map(Sku::folded),
-                Timestamp::now()
-            ],
-        )
-        .map_err(|e| on_duplicate_sku(e, new.sku.as_ref()))?;
+    let mut update = conn.prepare_cached(
+        "UPDATE pets SET name = :name, name_folded = :name_folded, category_id = :category_id, status = :status,
+                         description = :description, price_cents = :price_cents, sku = :sku,
+                         sku_folded = :sku_folded, updated_at = :now
+         WHERE id = :id",
+    )?;
+    bind_fields(&mut update, new)?;
+    update.raw_bind_parameter(":now", Timestamp::now())?;
+    update.raw_bind_parameter(":id", id)?;
+    let changed = update.raw_execute().map_err(|e| on_duplicate_sku(e, new.sku.as_ref()))?;
     if changed == 0 {
         return Err(Error::not_found(PetId::WHAT, id.get()));
     }
     get(conn, id)
+}
+
+/// Binds the pet's own fields to the statement's parameters of the same names.
+fn bind_fields(statement: &mut rusqlite::Statement<'_>, new: &NewPet) -> rusqlite::Result<()> {
+    let (name_folded, sku_folded) = (new.name.folded(), new.sku.as_ref().map(Sku::folded));
+    let fields: [(&str, &dyn rusqlite::ToSql); 8] = [
+        (":name", &new.name.as_str()),
+        (":name_folded", &name_folded),
+        (":category_id", &new.category_id),
+        (":status", &new.status),
+        (":description", &new.description.as_ref().map(|d| d.as_str())),
+        (":price_cents", &new.price.map(Price::cents)),
+        (":sku", &new.sku.as_ref().map(Sku::as_str)),
+        (":sku_folded", &sku_folded),
+    ];
+    for (name, value) in fields {
+        let at = statement
+            .parameter_index(name)?
+            .ok_or_else(|| rusqlite::Error::InvalidParameterName(name.into()))?;
+        statement.raw_bind_parameter(at, value)?;
+    }
+    Ok(())
 }
 
 /// The unique index on the folded barcode is the source of truth for "barcodes are
