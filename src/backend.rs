@@ -123,6 +123,17 @@ pub trait Database: Petstore {
     /// past them; answers how many it removed.
     async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64>;
 
+    /// Up to `limit` pets with ids above `after`, in id order: a page of an export.
+    async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>>;
+    /// Up to `limit` orders with ids above `after`, in id order, created between `from` and
+    /// `to` (any time when `None`): a page of an export.
+    async fn export_orders(
+        &self,
+        created: Option<(Timestamp, Timestamp)>,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<OrderExport>>;
+
     /// Adds `pets` realistic demo pets (and their categories), calling `progress` with the
     /// number added so far.
     async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport>;

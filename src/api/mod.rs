@@ -6,6 +6,7 @@ mod categories;
 mod deprecation;
 mod docs;
 mod error;
+mod exports;
 mod extract;
 mod failures;
 mod feed;
@@ -75,6 +76,7 @@ fn protected() -> Routes {
     let routes = inventory::routes(routes);
     let routes = settings::routes(routes);
     let routes = reports::routes(routes);
+    let routes = exports::routes(routes);
     feed::routes(routes)
 }
 

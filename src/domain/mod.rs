@@ -4,6 +4,7 @@
 #[macro_use]
 mod bounded;
 mod category;
+mod export;
 mod feed;
 mod ids;
 mod inventory;
@@ -19,6 +20,7 @@ mod text;
 mod time;
 
 pub use category::{Category, NewCategory};
+pub use export::{EXPORT_PAGE, OrderExport, PetExport};
 pub use feed::{
     Action, Entity, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FeedBounds, FeedChange, FeedPage, feed_limit,
     feed_position,

@@ -31,6 +31,14 @@ impl DayRange {
         Ok(Self { from, to })
     }
 
+    /// `from` to `to` of any length (an export's range).
+    pub fn any(from: NaiveDate, to: NaiveDate) -> Result<Self, String> {
+        if to < from {
+            return Err(format!("to ({to}) is before from ({from})"));
+        }
+        Ok(Self { from, to })
+    }
+
     pub fn from(&self) -> NaiveDate {
         self.from
     }

@@ -93,6 +93,18 @@ impl Database for Mirror {
         self.store().purge_changes(before).await
     }
 
+    async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>> {
+        self.store().export_pets(after, limit).await
+    }
+    async fn export_orders(
+        &self,
+        created: Option<(Timestamp, Timestamp)>,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<OrderExport>> {
+        self.store().export_orders(created, after, limit).await
+    }
+
     /// Demo data belongs on the server: a mirror only copies what the server has.
     async fn seed(&self, _: u64, _: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
         Err(Error::new(

@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
-use super::{PgStore, categories, changes, feed, inventory, orders, pets, pg, seed, settings};
+use super::{PgStore, categories, changes, exports, feed, inventory, orders, pets, pg, seed, settings};
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Change, Database, Petstore, SeedReport};
 use crate::domain::*;
@@ -191,6 +191,17 @@ impl Database for PgStore {
     async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
         let mut client = self.client().await?;
         seed::seed(&mut client, pets, &*progress).await
+    }
+    async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>> {
+        read!(self, |c| exports::pets_after(&c, after, limit))
+    }
+    async fn export_orders(
+        &self,
+        created: Option<(Timestamp, Timestamp)>,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<OrderExport>> {
+        read!(self, |c| exports::orders_after(&c, created, after, limit))
     }
     fn feed_notices(&self) -> broadcast::Receiver<Change> {
         PgStore::feed_notices(self)

@@ -29,6 +29,7 @@ mod backend;
 mod categories;
 mod changes;
 mod config;
+mod exports;
 mod feed;
 mod idempotency;
 mod inventory;

@@ -24,11 +24,12 @@ use crate::domain::{
 };
 use crate::error::{Error, ErrorCode, Result};
 
-const COLUMNS: &str = "id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
+pub(super) const COLUMNS: &str =
+    "id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
                        customer_name, customer_phone, note";
 
 /// An order from `r`, whose columns from `at` on are [`COLUMNS`].
-fn from_row(r: &Row, at: usize) -> Result<Order> {
+pub(super) fn from_row(r: &Row, at: usize) -> Result<Order> {
     let quantity = col(r, at + 2)?;
     let unit_price: Option<Price> = col(r, at + 6)?;
     Ok(Order {

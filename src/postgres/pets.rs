@@ -16,7 +16,8 @@ use crate::domain::{
 };
 use crate::error::{Error, ErrorCode, Result};
 
-const COLUMNS: &str = "id, name, category_id, status, description, price_cents, sku, created_at, updated_at";
+pub(super) const COLUMNS: &str =
+    "id, name, category_id, status, description, price_cents, sku, created_at, updated_at";
 
 /// A pet from `r`, whose columns from `at` on are [`COLUMNS`].
 pub(super) fn from_row(r: &Row, at: usize) -> Result<Pet> {

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
-use super::{Change, Store, categories, feed, inventory, orders, pets, seed, settings};
+use super::{Change, Store, categories, exports, feed, inventory, orders, pets, seed, settings};
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Database, Petstore, SeedReport};
 use crate::domain::*;
@@ -157,6 +157,17 @@ impl Database for Store {
     }
     async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
         self.with_writer(move |conn| seed::seed(conn, pets, progress)).await
+    }
+    async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>> {
+        self.read(move |c| exports::pets_after(c, after, limit)).await
+    }
+    async fn export_orders(
+        &self,
+        created: Option<(Timestamp, Timestamp)>,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<OrderExport>> {
+        self.read(move |c| exports::orders_after(c, created, after, limit)).await
     }
     fn feed_notices(&self) -> broadcast::Receiver<Change> {
         Store::subscribe(self)

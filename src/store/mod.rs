@@ -9,6 +9,7 @@ mod backup;
 mod categories;
 mod counts;
 mod engine;
+mod exports;
 mod feed;
 mod filter;
 mod idempotency;

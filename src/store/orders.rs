@@ -10,10 +10,11 @@ use crate::domain::{
 };
 use crate::error::{Error, ErrorCode, Result};
 
-const COLUMNS: &str = "id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
+pub(super) const COLUMNS: &str =
+    "id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
                        customer_name, customer_phone, note";
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<Order> {
+pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Order> {
     let quantity = r.get(2)?;
     let unit_price = super::pets::price(r, 6)?;
     Ok(Order {

@@ -9,10 +9,11 @@ use crate::domain::like_contains;
 use crate::domain::{NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, Price, Sku, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
-const COLUMNS: &str = "id, name, category_id, status, description, price_cents, sku, created_at, updated_at";
+pub(super) const COLUMNS: &str =
+    "id, name, category_id, status, description, price_cents, sku, created_at, updated_at";
 const PETS: Source<'static> = Source { columns: COLUMNS, from: "pets", key: "id" };
 
-fn from_row(r: &Row<'_>) -> rusqlite::Result<Pet> {
+pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Pet> {
     Ok(Pet {
         id: r.get(0)?,
         name: r.get(1)?,

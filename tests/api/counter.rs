@@ -243,3 +243,79 @@ async fn the_sales_report_counts_completed_orders_per_day_in_json_and_csv() {
         assert!(reply.body["message"].as_str().unwrap().contains(why), "{query}: {}", reply.body);
     }
 }
+
+async fn csv(app: &crate::support::TestApp, path: &str) -> String {
+    let reply = app.request(reqwest::Method::GET, path).send().await.unwrap();
+    assert_eq!(reply.status(), 200, "{path}");
+    assert!(reply.headers()["content-type"].to_str().unwrap().starts_with("text/csv"), "{path}");
+    assert!(reply.headers()["content-disposition"].to_str().unwrap().starts_with("attachment"), "{path}");
+    reply.text().await.unwrap()
+}
+
+#[tokio::test]
+async fn the_exports_are_rfc_4180_csv_with_formulas_defused() {
+    let app = spawn_app().await;
+    let dogs = app.post("/categories", json!({ "name": "Dogs" })).await.expect_status(201).body["id"].clone();
+    let rex = app
+        .post(
+            "/pets",
+            json!({ "name": "Rex, the \"good\" boy", "categoryId": dogs, "price": "249.00", "sku": "=1+2" }),
+        )
+        .await
+        .expect_status(201)
+        .body["id"]
+        .as_i64()
+        .unwrap();
+    app.put(&format!("/store/inventory/{rex}"), json!({ "quantity": 3 })).await.expect_status(200);
+    app.post("/pets", json!({ "name": "@Bella", "description": "two\nlines" })).await.expect_status(201);
+
+    let pets = csv(&app, "/exports/pets.csv").await;
+    assert_eq!(
+        pets,
+        format!(
+            "id,name,category,price,sku,status,stock,description\r\n\
+             {rex},\"Rex, the \"\"good\"\" boy\",Dogs,249.00,'=1+2,available,3,\r\n\
+             {},'@Bella,,,,available,0,\"two\nlines\"\r\n",
+            rex + 1
+        )
+    );
+    let inventory = csv(&app, "/exports/inventory.csv").await;
+    assert!(inventory.starts_with("petId,name,status,stock,updatedAt\r\n"), "{inventory}");
+    assert_eq!(inventory.lines().count(), 3);
+
+    app.post(
+        "/store/orders",
+        json!({ "petId": rex, "quantity": 2, "complete": true, "customerName": "-Ana" }),
+    )
+    .await
+    .expect_status(201);
+    let today = chrono::Utc::now().date_naive();
+    let orders = csv(&app, &format!("/exports/orders.csv?from={today}&to={today}")).await;
+    let mut lines = orders.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "id,petId,pet,quantity,unitPrice,total,complete,createdAt,completedAt,shipDate,customerName,customerPhone,note"
+        )
+    );
+    let row = lines.next().unwrap();
+    assert!(row.contains(",2,249.00,498.00,true,") && row.contains(",'-Ana,"), "{row}");
+    assert_eq!(lines.next(), None);
+    let yesterday = today.pred_opt().unwrap();
+    assert_eq!(
+        csv(&app, &format!("/exports/orders.csv?from={yesterday}&to={yesterday}")).await.lines().count(),
+        1
+    );
+    let half = app.get(&format!("/exports/orders.csv?from={today}")).await;
+    assert_eq!((half.status.as_u16(), half.code()), (400, "invalid_parameter"));
+}
+
+#[tokio::test]
+async fn an_export_of_more_than_a_page_has_every_pet_once() {
+    let app = spawn_app().await;
+    app.db.open().await.seed(2_345, Box::new(|_| {})).await.unwrap();
+    let pets = csv(&app, "/exports/pets.csv").await;
+    let ids: Vec<i64> = pets.lines().skip(1).map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
+    assert_eq!(ids.len(), 2_345);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "in id order, none twice");
+}
