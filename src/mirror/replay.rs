@@ -22,9 +22,10 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::store::{Put, Sent};
 
 /// Sends every waiting write; answers whether there were any. Then reads again the stock
-/// of every pet a sent write was about: a write the server had applied before (its answer
-/// was lost) is answered from its key and changes nothing there, so no change of the
-/// feed would bring the server's stock, and the mirror would keep the reservation.
+/// of every pet a sent or refused write was about: a write the server had applied before
+/// (its answer was lost) is answered from its key, and a refused one changes nothing, so
+/// in neither case would a change of the feed bring the server's stock, and the mirror
+/// would keep a reservation, or the one it gave back, that the server does not have.
 pub(super) async fn drain(parts: &Parts) -> Result<bool, Stop> {
     let mut sent_any = false;
     let mut touched = std::collections::BTreeSet::new();
@@ -53,6 +54,9 @@ async fn drain_from(
             Err(e) => {
                 tracing::info!(write = %entry.command.describe(), reason = %e.message, "the server refused a write taken offline; it needs attention");
                 parts.store.outbox_refused(entry.seq, e.message).await?;
+                // Its reservation was given back here; what the server has is read again
+                // below, since a refusal moves nothing there that the feed would bring.
+                touched.extend(entry.command.pet_id());
                 refresh_order(parts, &entry.command).await;
             }
         }
