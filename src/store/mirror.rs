@@ -630,9 +630,21 @@ fn sent_again(
         return Err(key_reused());
     }
     Ok(match (first, order_id) {
-        (Command::PlaceOrder { .. } | Command::CompleteOrder { .. }, Some(id)) => {
-            Queued::Order(orders::get(tx, id)?)
-        }
+        (Command::PlaceOrder { .. } | Command::CompleteOrder { .. }, Some(id)) => match orders::get(tx, id) {
+            Ok(order) => Queued::Order(order),
+            // Taken by the server, but not in the mirror yet (the till stopped before the
+            // answer was put in): nothing more is queued; the client is told to ask again.
+            Err(e) if e.code == ErrorCode::NotFound => {
+                return Err(Error::new(
+                    ErrorCode::Unreachable,
+                    format!(
+                        "the server has this request already (order {id}); this till cannot show it \
+                         until the server answers again: send the request again then"
+                    ),
+                ));
+            }
+            Err(e) => return Err(e),
+        },
         (Command::AdjustInventory { pet_id, .. }, _) => Queued::Item(inventory::get(tx, *pet_id)?),
         _ => Queued::Cancelled,
     })
