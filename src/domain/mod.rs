@@ -37,7 +37,7 @@ pub use page::{Page, Paged};
 pub use pet::{NewPet, Pet, PetFilter, PetPatch, PetSort, PetStatus, duplicate_sku};
 pub use report::{Completed, DayRange, MAX_REPORT_DAYS, SalesDay, sales_days};
 pub use settings::{Currency, LowStockBelow, ShopSettings, TimeZone};
-pub use text::{Description, Name, Phone, Reason, Sku, fold, like_contains};
+pub use text::{Description, Name, Phone, Reason, Sku, fold, fold_sku, like_contains};
 pub use time::Timestamp;
 
 /// The validated newtypes are a plain number or string on the wire, and so in TypeScript.

@@ -89,8 +89,14 @@ fn control_char(text: &str, multi_line: bool) -> Option<char> {
 impl Sku {
     /// What barcodes are compared by: "ab-12" and "AB-12" are one code.
     pub fn folded(&self) -> String {
-        self.0.to_lowercase()
+        fold_sku(&self.0)
     }
+}
+
+/// A barcode as barcodes are compared (and indexed): lower case. For a barcode as the
+/// server sent it, already valid.
+pub fn fold_sku(sku: &str) -> String {
+    sku.to_lowercase()
 }
 
 impl Name {

@@ -771,7 +771,7 @@ fn put_pets(
             continue;
         }
         let (name, folded, description) = (&p.name, fold(&p.name), &p.description);
-        let sku_folded = p.sku.as_deref().map(str::to_lowercase);
+        let sku_folded = p.sku.as_deref().map(fold_sku);
         if let Some(sku) = &sku_folded {
             release_sku.execute(params![sku, p.id])?;
         }
