@@ -7,6 +7,7 @@ mod category;
 mod export;
 mod feed;
 mod ids;
+mod import;
 mod inventory;
 mod money;
 mod order;
@@ -26,6 +27,7 @@ pub use feed::{
     feed_position,
 };
 pub use ids::{AdjustmentId, CategoryId, OrderId, PetId};
+pub use import::{IMPORT_MAX_LINES, ImportRow, parse_pets_csv};
 pub use inventory::{
     Delta, InventoryAdjustment, InventoryFilter, InventoryItem, InventoryUpdate, NewInventoryAdjustment,
     StockLevel,

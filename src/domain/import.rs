@@ -1,0 +1,160 @@
+//! A CSV of pets to import (`POST /imports/pets`), parsed at the edge into rows that are
+//! valid on their own; what depends on the shop (categories that exist, barcodes already
+//! taken) is the store's to check. Every refusal names the line and the column, so a clerk
+//! can fix the spreadsheet and try again; one bad line refuses the whole file.
+
+use super::{Description, Name, PetStatus, Price, Sku, StockLevel};
+use crate::error::{Error, Result};
+
+/// Most lines of pets a file may hold (the header not counted).
+pub const IMPORT_MAX_LINES: usize = 100_000;
+
+/// The columns a file may have; `name` and `category` are required.
+const COLUMNS: [&str; 7] = ["name", "category", "price", "sku", "status", "stock", "description"];
+
+/// One pet of the file, as valid as it can be without the shop.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportRow {
+    /// Its line in the file, the header being line 1.
+    pub line: u64,
+    pub name: Name,
+    /// A category's name.
+    pub category: Name,
+    pub price: Option<Price>,
+    pub sku: Option<Sku>,
+    pub status: PetStatus,
+    pub stock: Option<StockLevel>,
+    pub description: Option<Description>,
+}
+
+/// A refusal naming where.
+pub fn at(line: u64, column: &str, why: impl std::fmt::Display) -> Error {
+    Error::validation(format!("line {line}, column {column}: {why}"))
+}
+
+/// Parses `text` (UTF-8 CSV with a header row) into rows, or refuses it whole.
+pub fn parse_pets_csv(text: &[u8]) -> Result<Vec<ImportRow>> {
+    let text = std::str::from_utf8(text).map_err(|e| {
+        Error::validation(format!(
+            "the file is not UTF-8 text (byte {}); save it as CSV UTF-8",
+            e.valid_up_to()
+        ))
+    })?;
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(text.as_bytes());
+    let headers = reader.headers().map_err(|e| Error::validation(format!("line 1: {e}")))?.clone();
+    let mut index = [None; COLUMNS.len()];
+    for (i, header) in headers.iter().enumerate() {
+        let header = header.trim().trim_start_matches('\u{feff}');
+        let Some(known) = COLUMNS.iter().position(|c| c.eq_ignore_ascii_case(header)) else {
+            return Err(at(
+                1,
+                header,
+                format!("is not a column of a pet; the columns are {}", COLUMNS.join(", ")),
+            ));
+        };
+        if index[known].replace(i).is_some() {
+            return Err(at(1, header, "is there twice"));
+        }
+    }
+    for (required, i) in COLUMNS.iter().zip(index).take(2) {
+        if i.is_none() {
+            return Err(Error::validation(format!(
+                "line 1: the column {required} is missing (name and category are required)"
+            )));
+        }
+    }
+    // The line a record begins on, counted in the text itself (a quoted cell may span lines).
+    // (The reader's position may point at the line end before a record: skipped first.)
+    let line_at = |byte: u64| {
+        let bytes = text.as_bytes();
+        let mut at = (byte as usize).min(bytes.len());
+        while at < bytes.len() && matches!(bytes[at], b'\r' | b'\n') {
+            at += 1;
+        }
+        bytes[..at].iter().filter(|b| **b == b'\n').count() as u64 + 1
+    };
+    let mut rows = Vec::new();
+    let mut record = csv::StringRecord::new();
+    loop {
+        let line = line_at(reader.position().byte());
+        let more = reader.read_record(&mut record).map_err(|e| {
+            let why = match e.kind() {
+                csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+                    format!("{len} cells where the header has {expected_len}")
+                }
+                _ => e.to_string(),
+            };
+            Error::validation(format!("line {line}: {why}"))
+        })?;
+        if !more {
+            break;
+        }
+        if record.iter().all(|cell| cell.trim().is_empty()) {
+            continue;
+        }
+        if rows.len() == IMPORT_MAX_LINES {
+            return Err(Error::validation(format!(
+                "a file may hold at most {IMPORT_MAX_LINES} pets; line {line} is one more"
+            )));
+        }
+        // An empty cell means "not given".
+        let cell = |column: usize| {
+            index[column].and_then(|i| record.get(i)).map(str::trim).filter(|c| !c.is_empty())
+        };
+        let name = Name::parse(cell(0).unwrap_or("")).map_err(|why| at(line, "name", why))?;
+        let category = Name::parse(cell(1).unwrap_or("")).map_err(|why| at(line, "category", why))?;
+        let price = cell(2).map(Price::parse).transpose().map_err(|why| at(line, "price", why))?;
+        let sku = cell(3).map(Sku::parse).transpose().map_err(|why| at(line, "sku", why))?;
+        let status =
+            cell(4).map(str::parse).transpose().map_err(|why| at(line, "status", why))?.unwrap_or_default();
+        let stock = cell(5)
+            .map(|s| {
+                s.parse::<i64>()
+                    .map_err(|_| format!("stock must be a whole number, got {s:?}"))
+                    .and_then(StockLevel::try_from)
+            })
+            .transpose()
+            .map_err(|why| at(line, "stock", why))?;
+        let description =
+            cell(6).map(Description::parse).transpose().map_err(|why| at(line, "description", why))?;
+        rows.push(ImportRow { line, name, category, price, sku, status, stock, description });
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_is_read_by_its_header_and_empty_cells_are_not_given() {
+        let rows = parse_pets_csv(
+            "Name,category,price,stock\r\nRex,Dogs,249.00,3\r\n\"Bella, the second\",Cats,,\r\n,,,\r\n"
+                .as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(rows.len(), 2, "an empty line is skipped");
+        assert_eq!(
+            (rows[0].line, rows[0].name.as_str(), rows[0].price.map(|p| p.cents())),
+            (2, "Rex", Some(24_900))
+        );
+        assert_eq!(rows[0].stock.map(StockLevel::get), Some(3));
+        assert_eq!((rows[1].name.as_str(), rows[1].price, rows[1].stock), ("Bella, the second", None, None));
+        assert_eq!(rows[1].status, PetStatus::Available);
+    }
+
+    #[test]
+    fn a_bad_line_is_named_with_its_column() {
+        let refused = |text: &str| parse_pets_csv(text.as_bytes()).unwrap_err().message;
+        assert_eq!(
+            refused("name,category,price\nRex,Dogs,12.5\n").split(':').next(),
+            Some("line 2, column price")
+        );
+        assert!(refused("name,category\nRex,Dogs\n,Cats\n").starts_with("line 3, column name"));
+        assert!(refused("name,category,stock\nRex,Dogs,-1\n").starts_with("line 2, column stock"));
+        assert!(refused("name,category,colour\nRex,Dogs,red\n").contains("colour"));
+        assert!(refused("name,price\nRex,1.00\n").contains("category is missing"));
+        assert!(refused("name,category\nRex,Dogs,extra\n").starts_with("line 2"));
+        assert!(refused("name,category,status\nRex,Dogs,lost\n").starts_with("line 2, column status"));
+    }
+}
