@@ -28,7 +28,7 @@ pub struct ImportRow {
 }
 
 /// A refusal naming where.
-pub fn at(line: u64, column: &str, why: impl std::fmt::Display) -> Error {
+pub fn refused_at(line: u64, column: &str, why: impl std::fmt::Display) -> Error {
     Error::validation(format!("line {line}, column {column}: {why}"))
 }
 
@@ -46,14 +46,14 @@ pub fn parse_pets_csv(text: &[u8]) -> Result<Vec<ImportRow>> {
     for (i, header) in headers.iter().enumerate() {
         let header = header.trim().trim_start_matches('\u{feff}');
         let Some(known) = COLUMNS.iter().position(|c| c.eq_ignore_ascii_case(header)) else {
-            return Err(at(
+            return Err(refused_at(
                 1,
                 header,
                 format!("is not a column of a pet; the columns are {}", COLUMNS.join(", ")),
             ));
         };
         if index[known].replace(i).is_some() {
-            return Err(at(1, header, "is there twice"));
+            return Err(refused_at(1, header, "is there twice"));
         }
     }
     for (required, i) in COLUMNS.iter().zip(index).take(2) {
@@ -101,12 +101,15 @@ pub fn parse_pets_csv(text: &[u8]) -> Result<Vec<ImportRow>> {
         let cell = |column: usize| {
             index[column].and_then(|i| record.get(i)).map(str::trim).filter(|c| !c.is_empty())
         };
-        let name = Name::parse(cell(0).unwrap_or("")).map_err(|why| at(line, "name", why))?;
-        let category = Name::parse(cell(1).unwrap_or("")).map_err(|why| at(line, "category", why))?;
-        let price = cell(2).map(Price::parse).transpose().map_err(|why| at(line, "price", why))?;
-        let sku = cell(3).map(Sku::parse).transpose().map_err(|why| at(line, "sku", why))?;
-        let status =
-            cell(4).map(str::parse).transpose().map_err(|why| at(line, "status", why))?.unwrap_or_default();
+        let name = Name::parse(cell(0).unwrap_or("")).map_err(|why| refused_at(line, "name", why))?;
+        let category = Name::parse(cell(1).unwrap_or("")).map_err(|why| refused_at(line, "category", why))?;
+        let price = cell(2).map(Price::parse).transpose().map_err(|why| refused_at(line, "price", why))?;
+        let sku = cell(3).map(Sku::parse).transpose().map_err(|why| refused_at(line, "sku", why))?;
+        let status = cell(4)
+            .map(str::parse)
+            .transpose()
+            .map_err(|why| refused_at(line, "status", why))?
+            .unwrap_or_default();
         let stock = cell(5)
             .map(|s| {
                 s.parse::<i64>()
@@ -114,9 +117,11 @@ pub fn parse_pets_csv(text: &[u8]) -> Result<Vec<ImportRow>> {
                     .and_then(StockLevel::try_from)
             })
             .transpose()
-            .map_err(|why| at(line, "stock", why))?;
-        let description =
-            cell(6).map(Description::parse).transpose().map_err(|why| at(line, "description", why))?;
+            .map_err(|why| refused_at(line, "stock", why))?;
+        let description = cell(6)
+            .map(Description::parse)
+            .transpose()
+            .map_err(|why| refused_at(line, "description", why))?;
         rows.push(ImportRow { line, name, category, price, sku, status, stock, description });
     }
     Ok(rows)

@@ -13,6 +13,7 @@ mod exports;
 mod feed;
 mod filter;
 mod idempotency;
+mod imports;
 mod inventory;
 mod keys;
 mod mirror;
