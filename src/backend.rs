@@ -134,6 +134,16 @@ pub trait Database: Petstore {
         limit: u32,
     ) -> Result<Vec<OrderExport>>;
 
+    /// Creates the pets of `rows` (a CSV file, parsed), all or none; with
+    /// `create_categories`, the categories they name that do not exist yet too; with
+    /// `dry_run`, only says what it would do.
+    async fn import_pets(
+        &self,
+        rows: Vec<ImportRow>,
+        create_categories: bool,
+        dry_run: bool,
+    ) -> Result<ImportReport>;
+
     /// Adds `pets` realistic demo pets (and their categories), calling `progress` with the
     /// number added so far.
     async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport>;

@@ -33,7 +33,7 @@ use tower::{Layer, Service, ServiceExt};
 use tracing::Instrument;
 
 use super::error::ApiError;
-use super::extract::{BODY_LIMIT, too_large};
+use super::extract::{body_limit, too_large};
 use super::state::AppState;
 use super::{access, deprecation};
 use crate::error::{Error, ErrorCode};
@@ -218,7 +218,8 @@ const DRAIN_LIMIT: usize = 1024 * 1024;
 /// key, a 400 for a bad id, a 415, a 413. The edge's timeout bounds the reading.
 async fn read_body_first(req: Request, router: Router) -> Response {
     // The body limit's layer only marks the request for the extractors; it costs nothing.
-    let router = DefaultBodyLimit::max(BODY_LIMIT).layer(router);
+    let limit = body_limit(req.uri().path());
+    let router = DefaultBodyLimit::max(limit).layer(router);
     let (parts, mut body) = req.into_parts();
     if body.is_end_stream() {
         return router.oneshot(Request::from_parts(parts, body)).await.unwrap_or_else(|never| match never {});
@@ -232,9 +233,9 @@ async fn read_body_first(req: Request, router: Router) -> Response {
         };
         let Ok(data) = frame.into_data() else { continue };
         seen = seen.saturating_add(data.len());
-        let room = (BODY_LIMIT + 1).saturating_sub(kept.len());
+        let room = (limit + 1).saturating_sub(kept.len());
         kept.extend_from_slice(&data[..data.len().min(room)]);
-        if seen > DRAIN_LIMIT {
+        if seen > DRAIN_LIMIT.max(limit + 1) {
             break;
         }
     }
@@ -274,7 +275,7 @@ where
                 format!("{method} is not allowed on {path}; allowed: {allow}"),
             )
         }
-        StatusCode::PAYLOAD_TOO_LARGE => too_large(),
+        StatusCode::PAYLOAD_TOO_LARGE => too_large(body_limit(path)),
         StatusCode::UNSUPPORTED_MEDIA_TYPE => {
             ApiError::new(ErrorCode::UnsupportedMediaType, "the request body must be application/json")
         }

@@ -11,6 +11,7 @@ mod extract;
 mod failures;
 mod feed;
 mod idempotency;
+mod imports;
 mod inventory;
 mod middleware;
 mod orders;
@@ -77,6 +78,7 @@ fn protected() -> Routes {
     let routes = settings::routes(routes);
     let routes = reports::routes(routes);
     let routes = exports::routes(routes);
+    let routes = imports::routes(routes);
     feed::routes(routes)
 }
 

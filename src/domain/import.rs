@@ -27,6 +27,19 @@ pub struct ImportRow {
     pub description: Option<Description>,
 }
 
+/// What an import did, or would do (a dry run).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportReport {
+    /// Pets created (or that would be).
+    pub pets: u64,
+    /// Categories made for the file, by name.
+    pub categories_created: Vec<String>,
+    /// Nothing was written: this is what the import would do.
+    pub dry_run: bool,
+}
+
 /// A refusal naming where.
 pub fn refused_at(line: u64, column: &str, why: impl std::fmt::Display) -> Error {
     Error::validation(format!("line {line}, column {column}: {why}"))
@@ -65,13 +78,17 @@ pub fn parse_pets_csv(text: &[u8]) -> Result<Vec<ImportRow>> {
     }
     // The line a record begins on, counted in the text itself (a quoted cell may span lines).
     // (The reader's position may point at the line end before a record: skipped first.)
-    let line_at = |byte: u64| {
+    // Counted on from where the last record began, so a long file is read once.
+    let (mut counted_to, mut lines_before) = (0_usize, 0_u64);
+    let mut line_at = |byte: u64| {
         let bytes = text.as_bytes();
         let mut at = (byte as usize).min(bytes.len());
         while at < bytes.len() && matches!(bytes[at], b'\r' | b'\n') {
             at += 1;
         }
-        bytes[..at].iter().filter(|b| **b == b'\n').count() as u64 + 1
+        lines_before += bytes[counted_to.min(at)..at].iter().filter(|b| **b == b'\n').count() as u64;
+        counted_to = counted_to.max(at);
+        lines_before + 1
     };
     let mut rows = Vec::new();
     let mut record = csv::StringRecord::new();

@@ -93,6 +93,13 @@ impl Database for Mirror {
         self.store().purge_changes(before).await
     }
 
+    /// Pets are made on the server: a till that imports them would only hold copies.
+    async fn import_pets(&self, _: Vec<ImportRow>, _: bool, _: bool) -> Result<ImportReport> {
+        Err(Error::new(
+            ErrorCode::Forbidden,
+            "a till in remote mode does not import pets; import them on the server (its API, POST /imports/pets)",
+        ))
+    }
     async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>> {
         self.store().export_pets(after, limit).await
     }

@@ -7,7 +7,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
-use super::{PgStore, categories, changes, exports, feed, inventory, orders, pets, pg, seed, settings};
+use super::{
+    PgStore, categories, changes, exports, feed, imports, inventory, orders, pets, pg, seed, settings,
+};
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Change, Database, Petstore, SeedReport};
 use crate::domain::*;
@@ -191,6 +193,25 @@ impl Database for PgStore {
     async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
         let mut client = self.client().await?;
         seed::seed(&mut client, pets, &*progress).await
+    }
+    async fn import_pets(
+        &self,
+        rows: Vec<ImportRow>,
+        create_categories: bool,
+        dry_run: bool,
+    ) -> Result<ImportReport> {
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(pg)?;
+        let report = imports::import(&tx, &rows, create_categories).await?;
+        if dry_run {
+            tx.rollback().await.map_err(pg)?;
+            return Ok(ImportReport { dry_run: true, ..report });
+        }
+        for change in [Change::Pets, Change::Categories, Change::Inventory] {
+            changes::notify(&tx, change).await?;
+        }
+        tx.commit().await.map_err(pg)?;
+        Ok(report)
     }
     async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>> {
         read!(self, |c| exports::pets_after(&c, after, limit))

@@ -32,6 +32,7 @@ mod config;
 mod exports;
 mod feed;
 mod idempotency;
+mod imports;
 mod inventory;
 mod keys;
 mod migrations;

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
-use super::{Change, Store, categories, exports, feed, inventory, orders, pets, seed, settings};
+use super::{Change, Store, categories, exports, feed, imports, inventory, orders, pets, seed, settings};
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Database, Petstore, SeedReport};
 use crate::domain::*;
@@ -157,6 +157,31 @@ impl Database for Store {
     }
     async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
         self.with_writer(move |conn| seed::seed(conn, pets, progress)).await
+    }
+    /// One write (its own savepoint: a refusal rolls all of it back); a dry run in a
+    /// transaction of its own that is always rolled back.
+    async fn import_pets(
+        &self,
+        rows: Vec<ImportRow>,
+        create_categories: bool,
+        dry_run: bool,
+    ) -> Result<ImportReport> {
+        if dry_run {
+            return self
+                .with_writer(move |conn| {
+                    let tx = conn.transaction()?;
+                    let report = imports::import(&tx, &rows, create_categories)?;
+                    tx.rollback()?;
+                    Ok(ImportReport { dry_run: true, ..report })
+                })
+                .await;
+        }
+        let report =
+            self.write(Change::Pets, move |tx| imports::import(tx, &rows, create_categories)).await?;
+        for change in [Change::Categories, Change::Inventory] {
+            self.announce(change);
+        }
+        Ok(report)
     }
     async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>> {
         self.read(move |c| exports::pets_after(c, after, limit)).await

@@ -2,30 +2,17 @@
 //! category is found (or made, when asked), every barcode checked against the shop and the
 //! rest of the file, and each pet created with its stock (and the stock's audit record);
 //! the first refusal names the line and the column, and the caller rolls back.
-//!
-//! Not wired yet (work in progress): `POST /imports/pets`, the PostgreSQL twin (batched),
-//! the dry run and the notification of the window come next.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{categories, pets};
-use crate::domain::{CategoryId, ImportRow, NewCategory, NewPet, refused_at};
+use crate::domain::{CategoryId, ImportReport, ImportRow, NewCategory, NewPet, refused_at};
 use crate::error::{Error, Result};
 
-/// What an import did, or would do (a dry run).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ImportReport {
-    pub pets: u64,
-    /// Categories made for the file, by name.
-    pub categories_created: Vec<String>,
-}
-
 pub(super) fn import(tx: &Connection, rows: &[ImportRow], create_categories: bool) -> Result<ImportReport> {
-    let mut report = ImportReport { pets: 0, categories_created: Vec::new() };
+    let mut report = ImportReport { pets: 0, categories_created: Vec::new(), dry_run: false };
     let mut category_ids: HashMap<String, CategoryId> = HashMap::new();
     let mut skus: HashMap<String, u64> = HashMap::new();
     for row in rows {
@@ -123,7 +110,10 @@ mod tests {
         let tx = conn.transaction().unwrap();
         let report = import(&tx, &rows, true).unwrap();
         tx.commit().unwrap();
-        assert_eq!(report, ImportReport { pets: 3, categories_created: vec!["Dogs".into(), "Cats".into()] });
+        assert_eq!(
+            report,
+            ImportReport { pets: 3, categories_created: vec!["Dogs".into(), "Cats".into()], dry_run: false }
+        );
         let stock: i64 =
             conn.query_row("SELECT stock FROM pets WHERE name = 'Rex'", [], |r| r.get(0)).unwrap();
         let audited: i64 =

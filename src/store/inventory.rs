@@ -96,7 +96,6 @@ fn record(conn: &Connection, pet: PetId, delta: i64, reason: &str, after: i64) -
 }
 
 /// The audit record of stock a pet was imported with.
-#[allow(dead_code)] // the import is not wired yet (src/store/imports.rs)
 pub(super) fn record_import(conn: &Connection, pet: PetId, stock: i64) -> Result<()> {
     record(conn, pet, stock, "imported", stock)
 }

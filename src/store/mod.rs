@@ -112,6 +112,11 @@ impl Store {
         self.inner.engine.write(Some(change), f).await
     }
 
+    /// Tells subscribers of a change committed in more than one kind of data.
+    pub(crate) fn announce(&self, change: Change) {
+        self.inner.engine.announce(change);
+    }
+
     /// [`Store::write`] without announcing a change, for what the window does not show.
     async fn write_quietly<T, F>(&self, f: F) -> Result<T>
     where

@@ -319,3 +319,66 @@ async fn an_export_of_more_than_a_page_has_every_pet_once() {
     assert_eq!(ids.len(), 2_345);
     assert!(ids.windows(2).all(|w| w[0] < w[1]), "in id order, none twice");
 }
+
+async fn import(app: &crate::support::TestApp, query: &str, csv: &str) -> (u16, Value) {
+    let reply = app
+        .request(reqwest::Method::POST, &format!("/imports/pets{query}"))
+        .header("Content-Type", "text/csv")
+        .body(csv.to_owned())
+        .send()
+        .await
+        .unwrap();
+    (reply.status().as_u16(), reply.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn an_import_is_all_or_nothing_and_names_the_bad_line() {
+    let app = spawn_app().await;
+    app.post("/categories", json!({ "name": "Dogs" })).await.expect_status(201);
+    let file = "name,category,price,sku,status,stock\r\nRex,Dogs,249.00,A-1,,3\r\nTom,Cats,,,sold,\r\n";
+
+    let (status, refused) = import(&app, "", file).await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(refused["message"].as_str().unwrap().starts_with("line 3, column category"), "{refused}");
+    assert_eq!(app.get("/pets").await.header("x-total-count"), "0", "nothing was written");
+
+    let (status, dry) = import(&app, "?createCategories=true&dryRun=true", file).await;
+    assert_eq!((status, dry), (200, json!({ "pets": 2, "categoriesCreated": ["Cats"], "dryRun": true })));
+    assert_eq!(app.get("/pets").await.header("x-total-count"), "0", "a dry run writes nothing");
+    assert_eq!(app.get("/categories").await.header("x-total-count"), "1");
+
+    let (status, done) = import(&app, "?createCategories=true", file).await;
+    assert_eq!((status, done), (201, json!({ "pets": 2, "categoriesCreated": ["Cats"], "dryRun": false })));
+    let rex = app.get("/pets?sku=a-1").await.body[0].clone();
+    assert_eq!((rex["name"].clone(), rex["price"].clone()), (json!("Rex"), json!("249.00")));
+    let stock = app.get(&format!("/store/inventory/{}", rex["id"])).await.body["quantity"].clone();
+    assert_eq!(stock, 3);
+
+    let (status, again) = import(&app, "", "name,category,sku\nBella,Dogs,a-1\n").await;
+    assert_eq!(status, 400);
+    assert!(again["message"].as_str().unwrap().starts_with("line 2, column sku"), "{again}");
+    let (status, wrong) = import(&app, "", "name,category,price\nBella,Dogs,12.5\n").await;
+    assert_eq!(status, 400);
+    assert!(wrong["message"].as_str().unwrap().starts_with("line 2, column price"), "{wrong}");
+
+    let json_body = app.post("/imports/pets", json!({ "name": "Rex" })).await;
+    assert_eq!(json_body.status.as_u16(), 415);
+}
+
+#[tokio::test]
+async fn an_import_takes_up_to_10_mb_and_not_a_byte_more() {
+    let app = spawn_app().await;
+    app.post("/categories", json!({ "name": "Dogs" })).await.expect_status(201);
+    let mut file = String::from("name,category,description\n");
+    let line = format!("Rex,Dogs,{}\n", "x".repeat(490));
+    while file.len() + line.len() <= 10 * 1024 * 1024 - 1_000 {
+        file.push_str(&line);
+    }
+    let lines = file.lines().count() - 1;
+    let (status, done) = import(&app, "?dryRun=true", &file).await;
+    assert_eq!((status, done["pets"].as_u64()), (200, Some(lines as u64)), "{done}");
+
+    let too_big = format!("{file}{}", line.repeat(3));
+    let (status, refused) = import(&app, "", &too_big).await;
+    assert_eq!((status, refused["code"].as_str()), (413, Some("payload_too_large")), "{refused}");
+}

@@ -21,6 +21,9 @@ Two more are rules no JSON Schema of this version can state:
 - `GET /store/reports/sales` and `GET /exports/orders.csv`: `to` not before `from`, at most
   366 days from one to the other for the report, and the export's two dates both or
   neither (`400 invalid_parameter`): rules between two parameters.
+- `POST /imports/pets`: the body is a CSV file, which the document can only call a string;
+  its header, columns and lines are checked by the server (`400 validation_failed` naming
+  the line and the column), and its categories and barcodes against the shop.
 - `PUT /store/settings`: `currency` one of the ISO 4217 codes and `timeZone` one of the IANA
   time zones (`400 validation_failed`): the schema gives their shape; the lists are the
   standards' and change with their releases.
@@ -79,6 +82,8 @@ def _is_state_dependent_refusal(case, response):
     path = case.operation.path
     if path == "/store/reports/sales" and code == "invalid_parameter":
         return "is before from" in message or "a report covers at most" in message
+    if path == "/imports/pets" and code == "validation_failed":
+        return True
     if path == "/exports/orders.csv" and code == "invalid_parameter":
         return "is before from" in message or "give both from and to" in message
     if path == "/store/settings" and method == "PUT" and code == "validation_failed":

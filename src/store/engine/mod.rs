@@ -155,6 +155,11 @@ impl Engine {
         Ok(value)
     }
 
+    /// Tells subscribers of `change`, committed outside [`Engine::write`].
+    pub fn announce(&self, change: Change) {
+        let _ = self.changes.send(change);
+    }
+
     /// Runs `f` with the write connection to itself, outside any transaction, between two
     /// groups.
     pub async fn exclusive<T, F>(&self, f: F) -> Result<T>
