@@ -3,7 +3,9 @@
 //! taken) is the store's to check. Every refusal names the line and the column, so a clerk
 //! can fix the spreadsheet and try again; one bad line refuses the whole file.
 
-use super::{Description, Name, PetStatus, Price, Sku, StockLevel};
+use std::collections::HashMap;
+
+use super::{CategoryId, Description, Name, NewPet, PetStatus, Price, Sku, StockLevel};
 use crate::error::{Error, Result};
 
 /// Most lines of pets a file may hold (the header not counted).
@@ -38,6 +40,67 @@ pub struct ImportReport {
     pub categories_created: Vec<String>,
     /// Nothing was written: this is what the import would do.
     pub dry_run: bool,
+}
+
+/// What an import keeps and checks row by row, the same on both engines: the categories
+/// looked up so far and the barcodes of the file so far; and its refusals, worded once.
+#[derive(Debug, Default)]
+pub struct ImportChecks {
+    categories: HashMap<String, CategoryId>,
+    skus: HashMap<String, u64>,
+}
+
+impl ImportChecks {
+    /// The row's category, if an earlier row looked it up.
+    pub fn known_category(&self, row: &ImportRow) -> Option<CategoryId> {
+        self.categories.get(&row.category.folded()).copied()
+    }
+
+    pub fn remember_category(&mut self, row: &ImportRow, id: CategoryId) {
+        self.categories.insert(row.category.folded(), id);
+    }
+
+    /// The row's barcode, refused if an earlier line of the file has it.
+    pub fn sku_in_file(&mut self, row: &ImportRow) -> Result<Option<String>> {
+        let Some(sku) = &row.sku else { return Ok(None) };
+        if let Some(first) = self.skus.insert(sku.folded(), row.line) {
+            return Err(refused_at(row.line, "sku", format!("{:?} is also on line {first}", sku.as_str())));
+        }
+        Ok(Some(sku.folded()))
+    }
+
+    pub fn sku_taken(row: &ImportRow) -> Error {
+        let sku = row.sku.as_ref().map_or("", |s| s.as_str());
+        refused_at(row.line, "sku", format!("another pet already has the sku {sku:?}"))
+    }
+
+    pub fn no_category(row: &ImportRow) -> Error {
+        refused_at(
+            row.line,
+            "category",
+            format!(
+                "there is no category named {:?}; add it first, or import with createCategories=true",
+                row.category.as_str()
+            ),
+        )
+    }
+
+    /// The pet the row makes, in `category`.
+    pub fn new_pet(row: &ImportRow, category: CategoryId) -> NewPet {
+        NewPet {
+            name: row.name.clone(),
+            category_id: Some(category),
+            status: row.status,
+            description: row.description.clone(),
+            price: row.price,
+            sku: row.sku.clone(),
+        }
+    }
+
+    /// A store's refusal of the row's pet, with its line.
+    pub fn pet_refused(row: &ImportRow, e: Error) -> Error {
+        Error::validation(format!("line {}: {}", row.line, e.message))
+    }
 }
 
 /// A refusal naming where.

@@ -3,26 +3,22 @@
 //! rest of the file, and each pet created with its stock (and the stock's audit record);
 //! the first refusal names the line and the column, and the caller rolls back.
 
-use std::collections::HashMap;
-
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{categories, pets};
-use crate::domain::{CategoryId, ImportReport, ImportRow, NewCategory, NewPet, refused_at};
-use crate::error::{Error, Result};
+use crate::domain::{CategoryId, ImportChecks, ImportReport, ImportRow, NewCategory};
+use crate::error::Result;
 
 pub(super) fn import(tx: &Connection, rows: &[ImportRow], create_categories: bool) -> Result<ImportReport> {
     let mut report = ImportReport { pets: 0, categories_created: Vec::new(), dry_run: false };
-    let mut category_ids: HashMap<String, CategoryId> = HashMap::new();
-    let mut skus: HashMap<String, u64> = HashMap::new();
+    let mut checks = ImportChecks::default();
     for row in rows {
-        let folded = row.category.folded();
-        let category = match category_ids.get(&folded) {
-            Some(id) => *id,
+        let category = match checks.known_category(row) {
+            Some(id) => id,
             None => {
                 let found: Option<CategoryId> = tx
                     .prepare_cached("SELECT id FROM categories WHERE name_folded = ?1")?
-                    .query_row([&folded], |r| r.get(0))
+                    .query_row([row.category.folded()], |r| r.get(0))
                     .optional()?;
                 let id = match found {
                     Some(id) => id,
@@ -31,50 +27,22 @@ pub(super) fn import(tx: &Connection, rows: &[ImportRow], create_categories: boo
                         report.categories_created.push(row.category.as_str().to_owned());
                         categories::create(tx, &new)?.id
                     }
-                    None => {
-                        return Err(refused_at(
-                            row.line,
-                            "category",
-                            format!(
-                                "there is no category named {:?}; add it first, or import with createCategories=true",
-                                row.category.as_str()
-                            ),
-                        ));
-                    }
+                    None => return Err(ImportChecks::no_category(row)),
                 };
-                category_ids.insert(folded, id);
+                checks.remember_category(row, id);
                 id
             }
         };
-        if let Some(sku) = &row.sku {
-            if let Some(first) = skus.insert(sku.folded(), row.line) {
-                return Err(refused_at(
-                    row.line,
-                    "sku",
-                    format!("{:?} is also on line {first}", sku.as_str()),
-                ));
-            }
+        if let Some(sku) = checks.sku_in_file(row)? {
             let taken: bool = tx
                 .prepare_cached("SELECT EXISTS (SELECT 1 FROM pets WHERE sku_folded = ?1)")?
-                .query_row([sku.folded()], |r| r.get(0))?;
+                .query_row([sku], |r| r.get(0))?;
             if taken {
-                return Err(refused_at(
-                    row.line,
-                    "sku",
-                    format!("another pet already has the sku {:?}", sku.as_str()),
-                ));
+                return Err(ImportChecks::sku_taken(row));
             }
         }
-        let new = NewPet {
-            name: row.name.clone(),
-            category_id: Some(category),
-            status: row.status,
-            description: row.description.clone(),
-            price: row.price,
-            sku: row.sku.clone(),
-        };
-        let pet = pets::create(tx, &new)
-            .map_err(|e| Error::validation(format!("line {}: {}", row.line, e.message)))?;
+        let pet = pets::create(tx, &ImportChecks::new_pet(row, category))
+            .map_err(|e| ImportChecks::pet_refused(row, e))?;
         if let Some(stock) = row.stock.filter(|s| s.get() > 0) {
             tx.prepare_cached("UPDATE pets SET stock = ?2 WHERE id = ?1")?
                 .execute(params![pet.id, stock.get()])?;
