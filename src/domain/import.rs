@@ -3,13 +3,16 @@
 //! taken) is the store's to check. Every refusal names the line and the column, so a clerk
 //! can fix the spreadsheet and try again; one bad line refuses the whole file.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::{CategoryId, Description, Name, NewPet, PetStatus, Price, Sku, StockLevel};
 use crate::error::{Error, Result};
 
 /// Most lines of pets a file may hold (the header not counted).
 pub const IMPORT_MAX_LINES: usize = 100_000;
+
+/// The reason of the audit record of a pet's stock given by a file.
+pub const IMPORT_REASON: &str = "imported";
 
 /// The columns a file may have; `name` and `category` are required.
 const COLUMNS: [&str; 7] = ["name", "category", "price", "sku", "status", "stock", "description"];
@@ -42,65 +45,132 @@ pub struct ImportReport {
     pub dry_run: bool,
 }
 
-/// What an import keeps and checks row by row, the same on both engines: the categories
-/// looked up so far and the barcodes of the file so far; and its refusals, worded once.
-#[derive(Debug, Default)]
-pub struct ImportChecks {
-    categories: HashMap<String, CategoryId>,
-    skus: HashMap<String, u64>,
+/// A file checked against the shop, every row in line order, so the refusal names the
+/// first bad line whatever the reason: each row's category found (or to be made, when asked),
+/// each barcode new to the shop and to the rest of the file. The engines look up what the
+/// file names in one go ([`ImportPlan::category_names`], [`ImportPlan::skus`]), make the new
+/// categories, then write the pets; the same on both.
+#[derive(Debug)]
+pub struct ImportPlan<'r> {
+    rows: &'r [ImportRow],
+    /// Each row's category: one the shop has, or the index of one to make.
+    categories: Vec<CategoryOf>,
+    new_categories: Vec<Name>,
 }
 
-impl ImportChecks {
-    /// The row's category, if an earlier row looked it up.
-    pub fn known_category(&self, row: &ImportRow) -> Option<CategoryId> {
-        self.categories.get(&row.category.folded()).copied()
+#[derive(Debug, Clone, Copy)]
+enum CategoryOf {
+    Existing(CategoryId),
+    New(usize),
+}
+
+impl<'r> ImportPlan<'r> {
+    /// The categories the file names, folded, each once.
+    pub fn category_names(rows: &[ImportRow]) -> Vec<String> {
+        let mut seen = HashSet::new();
+        rows.iter().map(|r| r.category.folded()).filter(|n| seen.insert(n.clone())).collect()
     }
 
-    pub fn remember_category(&mut self, row: &ImportRow, id: CategoryId) {
-        self.categories.insert(row.category.folded(), id);
+    /// The barcodes the file gives, folded.
+    pub fn skus(rows: &[ImportRow]) -> Vec<String> {
+        rows.iter().filter_map(|r| r.sku.as_ref().map(Sku::folded)).collect()
     }
 
-    /// The row's barcode, refused if an earlier line of the file has it.
-    pub fn sku_in_file(&mut self, row: &ImportRow) -> Result<Option<String>> {
-        let Some(sku) = &row.sku else { return Ok(None) };
-        if let Some(first) = self.skus.insert(sku.folded(), row.line) {
-            return Err(refused_at(row.line, "sku", format!("{:?} is also on line {first}", sku.as_str())));
+    /// Checks `rows` against the shop's categories (by folded name) and the barcodes it
+    /// has taken among the file's (folded).
+    pub fn check(
+        rows: &'r [ImportRow],
+        existing: &HashMap<String, CategoryId>,
+        taken: &HashSet<String>,
+        create_categories: bool,
+    ) -> Result<Self> {
+        let mut new_categories: Vec<Name> = Vec::new();
+        let mut made: HashMap<String, usize> = HashMap::new();
+        let mut file_skus: HashMap<String, u64> = HashMap::new();
+        let mut categories = Vec::with_capacity(rows.len());
+        for row in rows {
+            let folded = row.category.folded();
+            let category = match (existing.get(&folded), made.get(&folded)) {
+                (Some(id), _) => CategoryOf::Existing(*id),
+                (None, Some(&i)) => CategoryOf::New(i),
+                (None, None) if create_categories => {
+                    made.insert(folded, new_categories.len());
+                    new_categories.push(row.category.clone());
+                    CategoryOf::New(new_categories.len() - 1)
+                }
+                (None, None) => return Err(no_category(row)),
+            };
+            if let Some(sku) = &row.sku {
+                let folded = sku.folded();
+                if taken.contains(&folded) {
+                    return Err(refused_at(
+                        row.line,
+                        "sku",
+                        format!("another pet already has the sku {:?}", sku.as_str()),
+                    ));
+                }
+                if let Some(first) = file_skus.insert(folded, row.line) {
+                    return Err(refused_at(
+                        row.line,
+                        "sku",
+                        format!("{:?} is also on line {first}", sku.as_str()),
+                    ));
+                }
+            }
+            categories.push(category);
         }
-        Ok(Some(sku.folded()))
+        Ok(Self { rows, categories, new_categories })
     }
 
-    pub fn sku_taken(row: &ImportRow) -> Error {
-        let sku = row.sku.as_ref().map_or("", |s| s.as_str());
-        refused_at(row.line, "sku", format!("another pet already has the sku {sku:?}"))
+    /// The categories to make, in the order the file first names them.
+    pub fn new_categories(&self) -> &[Name] {
+        &self.new_categories
     }
 
-    pub fn no_category(row: &ImportRow) -> Error {
-        refused_at(
-            row.line,
-            "category",
-            format!(
-                "there is no category named {:?}; add it first, or import with createCategories=true",
-                row.category.as_str()
-            ),
-        )
+    /// Each row with the pet it makes, given the ids of the categories made for it (in the
+    /// order of [`ImportPlan::new_categories`]).
+    pub fn pets<'p>(&'p self, made: &'p [CategoryId]) -> impl Iterator<Item = (&'r ImportRow, NewPet)> + 'p {
+        self.rows.iter().zip(&self.categories).map(move |(row, category)| {
+            let category = match *category {
+                CategoryOf::Existing(id) => id,
+                CategoryOf::New(i) => made[i],
+            };
+            let pet = NewPet {
+                name: row.name.clone(),
+                category_id: Some(category),
+                status: row.status,
+                description: row.description.clone(),
+                price: row.price,
+                sku: row.sku.clone(),
+            };
+            (row, pet)
+        })
     }
 
-    /// The pet the row makes, in `category`.
-    pub fn new_pet(row: &ImportRow, category: CategoryId) -> NewPet {
-        NewPet {
-            name: row.name.clone(),
-            category_id: Some(category),
-            status: row.status,
-            description: row.description.clone(),
-            price: row.price,
-            sku: row.sku.clone(),
+    /// What the import does (or would do).
+    pub fn report(&self, dry_run: bool) -> ImportReport {
+        ImportReport {
+            pets: self.rows.len() as u64,
+            categories_created: self.new_categories.iter().map(|n| n.as_str().to_owned()).collect(),
+            dry_run,
         }
     }
 
-    /// A store's refusal of the row's pet, with its line.
+    /// A store's refusal of a row's pet, with its line.
     pub fn pet_refused(row: &ImportRow, e: Error) -> Error {
         Error::validation(format!("line {}: {}", row.line, e.message))
     }
+}
+
+fn no_category(row: &ImportRow) -> Error {
+    refused_at(
+        row.line,
+        "category",
+        format!(
+            "there is no category named {:?}; add it first, or import with createCategories=true",
+            row.category.as_str()
+        ),
+    )
 }
 
 /// A refusal naming where.

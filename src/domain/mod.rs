@@ -27,7 +27,9 @@ pub use feed::{
     feed_position,
 };
 pub use ids::{AdjustmentId, CategoryId, OrderId, PetId};
-pub use import::{IMPORT_MAX_LINES, ImportChecks, ImportReport, ImportRow, parse_pets_csv, refused_at};
+pub use import::{
+    IMPORT_MAX_LINES, IMPORT_REASON, ImportPlan, ImportReport, ImportRow, parse_pets_csv, refused_at,
+};
 pub use inventory::{
     Delta, InventoryAdjustment, InventoryFilter, InventoryItem, InventoryUpdate, NewInventoryAdjustment,
     StockLevel,

@@ -107,10 +107,6 @@ pub(super) async fn adjust(
 }
 
 /// The audit record of stock a pet was imported with.
-pub(super) async fn record_import(c: &impl GenericClient, pet: PetId, stock: i64) -> Result<()> {
-    record(c, pet, stock, "imported", stock).await
-}
-
 async fn record(c: &impl GenericClient, pet: PetId, delta: i64, reason: &str, after: i64) -> Result<()> {
     let sql = "INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at)
                VALUES ($1, $2, $3, $4, $5)";

@@ -1,56 +1,48 @@
-//! Importing pets from a CSV file, all or nothing: in the caller's transaction, every row's
-//! category is found (or made, when asked), every barcode checked against the shop and the
-//! rest of the file, and each pet created with its stock (and the stock's audit record);
-//! the first refusal names the line and the column, and the caller rolls back.
+//! Importing pets from a CSV file, all or nothing, in the caller's transaction: the file's
+//! categories and barcodes looked up, the whole file checked ([`ImportPlan`]), the new
+//! categories made, then each pet created with its stock (and the stock's audit record).
+//! A refusal names the line and the column, and the caller rolls back.
+
+use std::collections::{HashMap, HashSet};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{categories, pets};
-use crate::domain::{CategoryId, ImportChecks, ImportReport, ImportRow, NewCategory};
+use crate::domain::{CategoryId, ImportPlan, ImportReport, ImportRow, NewCategory};
 use crate::error::Result;
 
 pub(super) fn import(tx: &Connection, rows: &[ImportRow], create_categories: bool) -> Result<ImportReport> {
-    let mut report = ImportReport { pets: 0, categories_created: Vec::new(), dry_run: false };
-    let mut checks = ImportChecks::default();
-    for row in rows {
-        let category = match checks.known_category(row) {
-            Some(id) => id,
-            None => {
-                let found: Option<CategoryId> = tx
-                    .prepare_cached("SELECT id FROM categories WHERE name_folded = ?1")?
-                    .query_row([row.category.folded()], |r| r.get(0))
-                    .optional()?;
-                let id = match found {
-                    Some(id) => id,
-                    None if create_categories => {
-                        let new = NewCategory { name: row.category.clone(), description: None };
-                        report.categories_created.push(row.category.as_str().to_owned());
-                        categories::create(tx, &new)?.id
-                    }
-                    None => return Err(ImportChecks::no_category(row)),
-                };
-                checks.remember_category(row, id);
-                id
-            }
-        };
-        if let Some(sku) = checks.sku_in_file(row)? {
-            let taken: bool = tx
-                .prepare_cached("SELECT EXISTS (SELECT 1 FROM pets WHERE sku_folded = ?1)")?
-                .query_row([sku], |r| r.get(0))?;
-            if taken {
-                return Err(ImportChecks::sku_taken(row));
-            }
+    // In-process lookups cost microseconds: one by one, with a cached statement.
+    let mut existing = HashMap::new();
+    let mut find = tx.prepare_cached("SELECT id FROM categories WHERE name_folded = ?1")?;
+    for name in ImportPlan::category_names(rows) {
+        if let Some(id) = find.query_row([&name], |r| r.get::<_, CategoryId>(0)).optional()? {
+            existing.insert(name, id);
         }
-        let pet = pets::create(tx, &ImportChecks::new_pet(row, category))
-            .map_err(|e| ImportChecks::pet_refused(row, e))?;
+    }
+    let mut taken = HashSet::new();
+    let mut has = tx.prepare_cached("SELECT EXISTS (SELECT 1 FROM pets WHERE sku_folded = ?1)")?;
+    for sku in ImportPlan::skus(rows) {
+        if has.query_row([&sku], |r| r.get::<_, bool>(0))? {
+            taken.insert(sku);
+        }
+    }
+    let plan = ImportPlan::check(rows, &existing, &taken, create_categories)?;
+
+    let made = plan
+        .new_categories()
+        .iter()
+        .map(|name| Ok(categories::create(tx, &NewCategory { name: name.clone(), description: None })?.id))
+        .collect::<Result<Vec<_>>>()?;
+    let mut set_stock = tx.prepare_cached("UPDATE pets SET stock = ?2 WHERE id = ?1")?;
+    for (row, new) in plan.pets(&made) {
+        let pet = pets::create(tx, &new).map_err(|e| ImportPlan::pet_refused(row, e))?;
         if let Some(stock) = row.stock.filter(|s| s.get() > 0) {
-            tx.prepare_cached("UPDATE pets SET stock = ?2 WHERE id = ?1")?
-                .execute(params![pet.id, stock.get()])?;
+            set_stock.execute(params![pet.id, stock.get()])?;
             super::inventory::record_import(tx, pet.id, stock.get())?;
         }
-        report.pets += 1;
     }
-    Ok(report)
+    Ok(plan.report(false))
 }
 
 #[cfg(test)]

@@ -97,7 +97,7 @@ fn record(conn: &Connection, pet: PetId, delta: i64, reason: &str, after: i64) -
 
 /// The audit record of stock a pet was imported with.
 pub(super) fn record_import(conn: &Connection, pet: PetId, stock: i64) -> Result<()> {
-    record(conn, pet, stock, "imported", stock)
+    record(conn, pet, stock, crate::domain::IMPORT_REASON, stock)
 }
 
 pub(super) fn adjustments(conn: &Connection, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {

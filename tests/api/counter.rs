@@ -353,6 +353,12 @@ async fn an_import_is_all_or_nothing_and_names_the_bad_line() {
     assert_eq!((rex["name"].clone(), rex["price"].clone()), (json!("Rex"), json!("249.00")));
     let stock = app.get(&format!("/store/inventory/{}", rex["id"])).await.body["quantity"].clone();
     assert_eq!(stock, 3);
+    let history = app.get(&format!("/store/inventory/{}/adjustments", rex["id"])).await.body;
+    assert_eq!(
+        (history[0]["delta"].clone(), history[0]["reason"].clone(), history[0]["quantityAfter"].clone()),
+        (json!(3), json!("imported"), json!(3)),
+        "the stock's audit record: {history}"
+    );
 
     let (status, again) = import(&app, "", "name,category,sku\nBella,Dogs,a-1\n").await;
     assert_eq!(status, 400);
