@@ -14,6 +14,7 @@ pub mod api_key;
 pub mod client;
 pub mod clock;
 pub mod demo;
+pub mod exports;
 pub mod idempotency;
 pub mod mirror;
 pub mod openapi;

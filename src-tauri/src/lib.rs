@@ -9,6 +9,7 @@ mod error;
 mod events;
 mod input;
 mod local_api;
+mod low_stock;
 mod quit;
 mod secret_store;
 mod settings;
@@ -83,7 +84,10 @@ impl Launch {
 pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
         .plugin(tauri_plugin_store::Builder::default().build())
+        .plugin(tauri_plugin_dialog::init())
+        .plugin(tauri_plugin_notification::init())
         .manage(quit::QuitQuestion::default())
+        .manage(std::sync::Arc::new(low_stock::LowStockAlerts::default()))
         .on_window_event(quit::on_window_event)
         .setup(|app| {
             let launch =

@@ -186,6 +186,12 @@ impl Shell {
         self.backend.current()
     }
 
+    /// The shop's database as the local API serves it (the local one, or the mirror of the
+    /// remote one); `None` while a remote shop is not copied yet.
+    pub fn served(&self) -> Option<Arc<dyn petstore::backend::Database>> {
+        self.backend.served()
+    }
+
     pub fn local_api(&self) -> &LocalApi {
         &self.local_api
     }

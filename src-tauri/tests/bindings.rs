@@ -12,6 +12,7 @@ use petstore::mirror::SyncStatus;
 use petstore::store::{Change, IssuedKey, KeyInfo, Scope};
 use petstore_desktop::commands::PageQuery;
 use petstore_desktop::commands::inventory::InventoryQuery;
+use petstore_desktop::commands::files::{ExportKind, FileChoice};
 use petstore_desktop::commands::orders::OrderQuery;
 use petstore_desktop::commands::pets::PetQuery;
 use petstore_desktop::*;
@@ -58,6 +59,11 @@ fn export_all(dir: &Path) {
         IssuedKey,
         SyncStatus,
         OutboxEntry,
+        ShopSettings,
+        SalesDay,
+        ImportReport,
+        ExportKind,
+        FileChoice,
     );
 }
 

@@ -4,11 +4,13 @@
 pub mod api_keys;
 pub mod backup;
 pub mod categories;
+pub mod files;
 pub mod inventory;
 pub mod orders;
 pub mod outbox;
 pub mod pets;
 pub mod settings;
+pub mod shop;
 
 use petstore::domain::Page;
 use serde::Deserialize;
@@ -72,5 +74,11 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         api_keys::create_api_key,
         api_keys::revoke_api_key,
         api_keys::rotate_api_key,
+        shop::get_shop_settings,
+        shop::save_shop_settings,
+        shop::sales_report,
+        files::choose_file,
+        files::export_csv,
+        files::import_pets_csv,
     ]
 }

@@ -1,10 +1,13 @@
 use petstore::domain::{Name, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Paged, PetId};
 use serde::Deserialize;
-use tauri::State;
+use std::sync::Arc;
+
+use tauri::{AppHandle, Runtime, State};
 
 use super::PageQuery;
 use crate::error::{CommandError, CommandResult};
 use crate::input::Input;
+use crate::low_stock::LowStockAlerts;
 use crate::shell::Shell;
 
 /// The Orders screen's filters: open or completed, one pet, and the page.
@@ -36,18 +39,34 @@ pub async fn list_orders(shell: State<'_, Shell>, query: Input<OrderQuery>) -> C
 
 /// Places an order; with `complete: true` it is a counter sale.
 #[tauri::command]
-pub async fn place_order(shell: State<'_, Shell>, order: Input<NewOrder>) -> CommandResult<Order> {
-    Ok(shell.current().place_order(order.0).await?)
+pub async fn place_order<R: Runtime>(
+    app: AppHandle<R>,
+    shell: State<'_, Shell>,
+    alerts: State<'_, Arc<LowStockAlerts>>,
+    order: Input<NewOrder>,
+) -> CommandResult<Order> {
+    let store = shell.current();
+    let placed = store.place_order(order.0).await?;
+    alerts.after_sale(&app, store, placed.pet_id);
+    Ok(placed)
 }
 
 /// Changes an open order's quantity or ship date, or completes it.
 #[tauri::command]
-pub async fn update_order(
+pub async fn update_order<R: Runtime>(
+    app: AppHandle<R>,
     shell: State<'_, Shell>,
+    alerts: State<'_, Arc<LowStockAlerts>>,
     id: Input<OrderId>,
     patch: Input<OrderPatch>,
 ) -> CommandResult<Order> {
-    Ok(shell.current().update_order(id.0, patch.0).await?)
+    let store = shell.current();
+    let more = patch.0.quantity.is_some();
+    let order = store.update_order(id.0, patch.0).await?;
+    if more {
+        alerts.after_sale(&app, store, order.pet_id);
+    }
+    Ok(order)
 }
 
 #[tauri::command]

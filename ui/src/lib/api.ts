@@ -5,6 +5,9 @@ import { invoke, type InvokeArgs } from '@tauri-apps/api/core';
 
 import type { Category } from './bindings/Category';
 import type { ConnectionReport } from './bindings/ConnectionReport';
+import type { ExportKind } from './bindings/ExportKind';
+import type { FileChoice } from './bindings/FileChoice';
+import type { ImportReport } from './bindings/ImportReport';
 import type { InventoryAdjustment } from './bindings/InventoryAdjustment';
 import type { InventoryItem } from './bindings/InventoryItem';
 import type { InventoryQuery } from './bindings/InventoryQuery';
@@ -22,9 +25,11 @@ import type { Paged } from './bindings/Paged';
 import type { Pet } from './bindings/Pet';
 import type { PetPatch } from './bindings/PetPatch';
 import type { PetQuery } from './bindings/PetQuery';
+import type { SalesDay } from './bindings/SalesDay';
 import type { Scope } from './bindings/Scope';
 import type { SettingsInput } from './bindings/SettingsInput';
 import type { SettingsView } from './bindings/SettingsView';
+import type { ShopSettings } from './bindings/ShopSettings';
 import type { Status } from './bindings/Status';
 import type { SyncStatus } from './bindings/SyncStatus';
 import { toCommandError } from './errors';
@@ -143,3 +148,16 @@ export const retryOutboxEntry = (seq: number) => call<null>('retry_outbox_entry'
 export const dropOutboxEntry = (seq: number) => call<null>('drop_outbox_entry', { seq });
 export const quitApp = () => call<null>('quit_app', {});
 export const keepAppOpen = () => call<null>('keep_app_open', {});
+
+// The counter: the shop's settings (name on receipts, currency, time zone, low-stock level),
+// the sales report (days as YYYY-MM-DD, at most 366), and CSV files in and out. A path comes
+// from `chooseFile` (the system's dialog; null when cancelled).
+export const getShopSettings = () => call<ShopSettings>('get_shop_settings', {});
+export const saveShopSettings = (settings: ShopSettings) => call<ShopSettings>('save_shop_settings', { settings });
+export const salesReport = (from: string, to: string) => call<SalesDay[]>('sales_report', { from, to });
+export const chooseFile = (choice: FileChoice) => call<string | null>('choose_file', { choice });
+/** Writes the export to `path`; the bytes written. `from`/`to` limit orders to those days. */
+export const exportCsv = (kind: ExportKind, path: string, from: string | null = null, to: string | null = null) =>
+  call<number>('export_csv', { kind, path, from, to });
+export const importPetsCsv = (path: string, createCategories: boolean, dryRun: boolean) =>
+  call<ImportReport>('import_pets_csv', { path, createCategories, dryRun });

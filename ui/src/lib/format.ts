@@ -76,3 +76,14 @@ export const PROVISIONAL_ORDER_IDS = 2 ** 52;
 export function orderNumber(id: number): string {
   return id >= PROVISIONAL_ORDER_IDS ? 'to send' : `#${id}`;
 }
+
+/**
+ * An amount of the API's (a decimal string, "12.50") in `currency` for the locale: "€12.50",
+ * "12,50 €"; "—" when there is none. The string's cents stay exact up to 2^53.
+ */
+export function formatMoney(amount: string | null | undefined, currency: string, locale?: string): string {
+  if (amount == null || amount === '') return '—';
+  const n = Number(amount);
+  if (!Number.isFinite(n)) return '—';
+  return new Intl.NumberFormat(locale ?? DEFAULT_LOCALE, { style: 'currency', currency }).format(n);
+}
