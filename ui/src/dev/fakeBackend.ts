@@ -9,7 +9,20 @@ import type { OrderQuery } from '../lib/bindings/OrderQuery';
 import type { PageQuery } from '../lib/bindings/PageQuery';
 import type { PetQuery } from '../lib/bindings/PetQuery';
 import type { SettingsInput } from '../lib/bindings/SettingsInput';
-import { adjustment, apiKey, category, localStatus, order, paged, pet, settingsView, stockItem } from './fixtures';
+import {
+  adjustment,
+  apiKey,
+  category,
+  localStatus,
+  order,
+  paged,
+  pet,
+  salesDay,
+  settingsView,
+  shopSettings,
+  stockItem,
+} from './fixtures';
+import { lineTotal } from '../lib/money';
 import { mockBackend, type Handler } from './mockBackend';
 
 const CATEGORIES: Record<string, string[]> = {
@@ -21,6 +34,8 @@ const CATEGORIES: Record<string, string[]> = {
 };
 const DESCRIPTIONS = ['Friendly and calm', 'Loves to play', 'Good with children', null, 'Vaccinated', null];
 
+// A price per category; the barcodes are EAN-13-like: 400 and the id.
+const PRICES = ['249.00', '149.00', '39.90', '4.50', '19.95'];
 const categories = Object.entries(CATEGORIES).map(([name, names], i) => category(i + 1, name, names.length));
 const pets = categories.flatMap((c) => CATEGORIES[c.name].map((name) => ({ name, categoryId: c.id })));
 const stock = pets.map((_, i) => [0, 1, 2, 3, 5, 8, 12, 4, 0, 7][i % 10]);
@@ -29,17 +44,29 @@ const PETS = pets.map(({ name, categoryId }, i) =>
     categoryId,
     status: stock[i] > 0 ? 'available' : i % 3 === 0 ? 'sold' : 'pending',
     description: DESCRIPTIONS[i % DESCRIPTIONS.length],
+    price: PRICES[categoryId - 1],
+    sku: `400${String(i + 1).padStart(10, '0')}`,
   }),
 );
 const STOCK = PETS.map((p, i) => stockItem(p.id, p.name, stock[i], { status: p.status }));
+// Priced as the pet is; the collect-later ones name their customer.
 const ORDERS = [
   order(6, 1),
-  order(5, 3, { quantity: 2 }),
+  order(5, 3, { quantity: 2, customerName: 'Ana García', customerPhone: '+34 600 123 456' }),
   order(4, 14),
-  order(3, 22, { quantity: 3, complete: true, shipDate: '2026-11-21T09:00:00Z' }),
-  order(2, 5, { complete: true, shipDate: '2026-11-20T16:30:00Z' }),
-  order(1, 30, { quantity: 2, shipDate: '2026-11-25T00:00:00Z' }),
-];
+  order(3, 22, { quantity: 3, complete: true, shipDate: '2026-11-21T09:00:00Z', completedAt: '2026-11-21T09:05:00Z' }),
+  order(2, 5, { complete: true, shipDate: '2026-11-20T16:30:00Z', completedAt: '2026-11-20T16:31:00Z' }),
+  order(1, 30, { quantity: 2, shipDate: '2026-11-25T00:00:00Z', note: 'Collects Saturday' }),
+].map((o) => {
+  const unitPrice = PETS[o.petId - 1].price;
+  return { ...o, unitPrice, total: lineTotal(unitPrice, o.quantity) };
+});
+// Two weeks of takings up to the fixtures' day, for the Sales screen.
+const SALES = Array.from({ length: 14 }, (_, i) => {
+  const day = new Date(Date.UTC(2026, 10, 9 + i)).toISOString().slice(0, 10);
+  const orders = [3, 5, 2, 8, 6, 0, 4, 7, 9, 3, 5, 6, 2, 4][i];
+  return salesDay(day, orders, orders + (i % 3), `${orders * 87}.${(i * 7) % 10}0`);
+});
 // Each ends at the pet's stock now (2, 5 and 12).
 const ADJUSTMENTS = [3, 5, 7].flatMap((petId, i) => [
   adjustment(9 - 3 * i, petId, 2, 'Returned by customer', stock[petId - 1]),
@@ -65,6 +92,7 @@ const handlers: Record<string, Handler> = {
         (q.statuses.length === 0 || q.statuses.includes(p.status)) &&
         (q.categoryId === null || p.categoryId === q.categoryId) &&
         (!q.q || p.name.toLowerCase().includes(q.q.toLowerCase())) &&
+        (!q.sku || p.sku?.toLowerCase() === q.sku.toLowerCase()) &&
         (q.ids.length === 0 || q.ids.includes(p.id)),
     );
     const sort = q.sort ?? 'id';
@@ -102,6 +130,9 @@ const handlers: Record<string, Handler> = {
   get_local_api_key: () => 'psk_3f9a1c0d7e5b42a8b61f0c2d9e4a7b13',
   list_api_keys: () => API_KEYS,
   suggest_backup_path: () => '/home/shop/petstore-backup-2026-11-22.db',
+  get_shop_settings: () => shopSettings(),
+  sales_report: ({ from, to }) => SALES.filter((d) => d.date >= from && d.date <= to),
+  choose_file: ({ choice }) => (choice.kind === 'save' ? `/home/shop/${choice.name}` : '/home/shop/pets.csv'),
 
   // Writes: the answer of a success, from what was sent; nothing changes.
   create_pet: ({ pet: p }) => pet(nextId++, p.name, p),
@@ -130,6 +161,13 @@ const handlers: Record<string, Handler> = {
   revoke_api_key: ({ name }) => ({ ...API_KEYS.find((k) => k.name === name), revokedAt: new Date().toISOString() }),
   rotate_api_key: ({ name }) => ({ key: API_KEYS.find((k) => k.name === name), secret: secret() }),
   backup_database: ({ to }) => to,
+  save_shop_settings: ({ settings }) => settings,
+  export_csv: () => 48_213,
+  import_pets_csv: ({ createCategories, dryRun }) => ({
+    pets: 120,
+    categoriesCreated: createCategories ? ['Reptiles'] : [],
+    dryRun,
+  }),
 };
 
 /** The pause before each answer, so loading states and "Saving…" can be seen. */

@@ -7,7 +7,9 @@ import type { InventoryItem } from '../lib/bindings/InventoryItem';
 import type { KeyInfo } from '../lib/bindings/KeyInfo';
 import type { Order } from '../lib/bindings/Order';
 import type { Pet } from '../lib/bindings/Pet';
+import type { SalesDay } from '../lib/bindings/SalesDay';
 import type { SettingsView } from '../lib/bindings/SettingsView';
+import type { ShopSettings } from '../lib/bindings/ShopSettings';
 import type { Status } from '../lib/bindings/Status';
 
 /** When every fixture was made, unless it says otherwise. */
@@ -93,4 +95,19 @@ export const settingsView = (more: Partial<SettingsView> = {}): SettingsView => 
   baseUrl: null,
   localApi: { enabled: true, port: 8787 },
   ...more,
+});
+
+export const shopSettings = (more: Partial<ShopSettings> = {}): ShopSettings => ({
+  shopName: 'Petstore',
+  currency: 'EUR',
+  timeZone: 'Europe/Berlin',
+  lowStockBelow: 5,
+  ...more,
+});
+
+export const salesDay = (date: string, orders: number, units: number, revenue: string): SalesDay => ({
+  date,
+  orders,
+  units,
+  revenue,
 });
