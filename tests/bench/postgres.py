@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import csv_io
 import run as bench
 
 PG_BIN = Path(os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin"))
@@ -244,8 +245,39 @@ def measure(r: "bench.Results", only_page: bool = False) -> None:
             if "pg seed large" in r.figures:
                 with server(pg, "pg-page", "shop_large") as s:
                     r.attempt("pg page load", bench.read_load, "pg-page", s, "pets_page.lua", bench.LARGE)
+            if not only_page:
+                for db, pets in (("shop_small", bench.SMALL), ("shop_large", bench.LARGE)):
+                    if f"pg seed {'small' if pets == bench.SMALL else 'large'}" in r.figures:
+                        csv(r, pg, db, pets)
     except bench.BenchError as e:
         bench.say(f"postgres: ERROR: {e}")
+        r.errors["pg server"] = str(e)
+
+
+def csv(r: "bench.Results", pg: Postgres, db: str, pets: int) -> None:
+    """The CSV export on the seeded database, the import on a copy made from it (csv_io.py)."""
+    copy = f"{db}_import"
+
+    def serve(name: str, for_import: bool) -> bench.Server:
+        if for_import:
+            pg.psql("postgres", f"CREATE DATABASE {copy} TEMPLATE {db}")
+        return server(pg, name, copy if for_import else db)
+
+    def imported() -> int:
+        (count,), = pg.psql(copy, "SELECT count(*) FROM pets")
+        return int(count)
+
+    csv_io.measure(r, "postgres", pets, serve, imported)
+
+
+def csv_only(r: "bench.Results") -> None:
+    """The seeds and the CSV figures alone (run.py --only-csv)."""
+    try:
+        with Postgres(bench.WORK / "postgres") as pg:
+            for db, pets in (("shop_small", bench.SMALL), ("shop_large", bench.LARGE)):
+                if r.attempt(f"pg seed {'small' if pets == bench.SMALL else 'large'}", seed, pg, db, pets) is not None:
+                    csv(r, pg, db, pets)
+    except bench.BenchError as e:
         r.errors["pg server"] = str(e)
 
 

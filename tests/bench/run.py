@@ -720,6 +720,9 @@ def measure_all(r: Results, no_bundle: bool, skip_criterion: bool, skip_postgres
         else:
             r.errors["app"] = "no 1M database to run the app on"
     r.attempt("remote", mirror_figures)
+    for db, pets in ((small, SMALL), (large, LARGE)):
+        if f"seed {'small' if pets == SMALL else 'large'}" in r.figures:
+            sqlite_csv(r, db, pets)
     if skip_postgres:
         r.skipped["pg server"] = "--skip-postgres"
     else:
@@ -728,6 +731,38 @@ def measure_all(r: Results, no_bundle: bool, skip_criterion: bool, skip_postgres
         r.skipped["criterion"] = "--skip-criterion"
     else:
         r.attempt("criterion", criterion, time.time())
+
+
+def sqlite_csv(r: Results, db: Path, pets: int) -> None:
+    """The CSV export on the seeded database, the import on a copy of it (csv_io.py)."""
+    copy, key = WORK / f"import-{pets}.db", api_key(db)
+
+    def serve(name: str, for_import: bool) -> Server:
+        if for_import:
+            copy_db(db, copy)
+        return Server(name, [SERVER, "serve", "--db", copy if for_import else db], "/health", key)
+
+    def imported() -> int:
+        with read_only(copy) as conn:
+            return conn.execute("SELECT count(*) FROM pets").fetchone()[0]
+
+    csv_io.measure(r, "sqlite", pets, serve, imported)
+
+
+def csv_only() -> int:
+    """`run.py --only-csv`: the seeds, then the CSV figures on both engines, printed and
+    judged (BENCHMARKS.md is left alone: it holds only whole runs)."""
+    r = Results()
+    for pets in (SMALL, LARGE):
+        db = WORK / f"pets-{pets}.db"
+        if r.attempt(f"seed {'small' if pets == SMALL else 'large'}", seed, db, pets) is not None:
+            sqlite_csv(r, db, pets)
+    postgres.csv_only(r)
+    j = Judge(r)
+    print("\n".join(csv_io.section(r, j)))
+    for name, why in r.errors.items():
+        say(f"not measured: {name}: {why}")
+    return 1 if j.misses or r.errors else 0
 
 
 # -- the report -------------------------------------------------------------------------
@@ -1011,6 +1046,7 @@ def report(r: Results, facts: list) -> tuple:
         lines += ["", f"## PostgreSQL (issue 18)", "", f"Skipped ({r.skipped['pg server']})."]
     else:
         lines += [""] + postgres.section(r, j)
+    lines += [""] + csv_io.section(r, j)
     lines += ["", "## Store operations (Criterion, tests/bench/store.rs)", ""]
     crit = criterion_rows(r)
     if crit:
@@ -1051,17 +1087,21 @@ def main() -> int:
                         help="measure only remote mode's figures (tests/bench/mirror.rs) and print them")
     parser.add_argument("--only-pg-reads", action="store_true",
                         help="measure only GET /pets/{petId} on PostgreSQL against the ceiling (and the seed it needs)")
+    parser.add_argument("--only-csv", action="store_true",
+                        help="measure only the CSV export and import figures (and the seeds they need), both engines")
     parser.add_argument("--only-pg-page", action="store_true",
                         help="measure only the PostgreSQL filtered page (and the seed it needs)")
     args = parser.parse_args()
 
     wall = time.monotonic()
     LOGS.mkdir(parents=True, exist_ok=True)
-    build(args.skip_criterion or args.only_pg_page or args.only_pg_reads)
+    build(args.skip_criterion or args.only_pg_page or args.only_pg_reads or args.only_csv)
     if args.only_pg_page:
         return postgres.page_only()
     if args.only_pg_reads:
         return postgres.reads_only()
+    if args.only_csv:
+        return csv_only()
     if args.only_remote:
         r = Results()
         r.attempt("remote", mirror_figures)
@@ -1097,6 +1137,7 @@ def main() -> int:
 # module (imported again under its file name, it would be a second copy with its own
 # servers to clean up and its own clock).
 sys.modules.setdefault("run", sys.modules[__name__])
+import csv_io  # noqa: E402
 import postgres  # noqa: E402
 
 if __name__ == "__main__":

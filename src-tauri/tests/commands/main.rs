@@ -5,6 +5,7 @@ mod api_keys;
 mod backup;
 mod categories;
 mod concurrency;
+mod counter;
 mod helpers;
 mod inventory;
 mod local_api;
