@@ -13,6 +13,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0001_initial.sql"),
     include_str!("../../migrations/postgres/0002_change_feed.sql"),
     include_str!("../../migrations/postgres/0003_the_counter.sql"),
+    include_str!("../../migrations/postgres/0004_pet_counts_per_statement.sql"),
 ];
 
 /// The schema version this Petstore makes and understands.

@@ -735,12 +735,13 @@ def measure_all(r: Results, no_bundle: bool, skip_criterion: bool, skip_postgres
 
 def sqlite_csv(r: Results, db: Path, pets: int) -> None:
     """The CSV export on the seeded database, the import on a copy of it (csv_io.py)."""
-    copy, key = WORK / f"import-{pets}.db", api_key(db)
+    copy = WORK / f"import-{pets}.db"
 
     def serve(name: str, for_import: bool) -> Server:
         if for_import:
             copy_db(db, copy)
-        return Server(name, [SERVER, "serve", "--db", copy if for_import else db], "/health", key)
+        target = copy if for_import else db
+        return Server(name, [SERVER, "serve", "--db", target], "/health", api_key(target))
 
     def imported() -> int:
         with read_only(copy) as conn:
