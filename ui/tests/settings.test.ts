@@ -2,9 +2,11 @@ import { render, screen, waitFor } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 
-import { localStatus, settingsView } from '../src/dev/fixtures';
+import { localStatus, settingsView, shopSettings } from '../src/dev/fixtures';
 import { mockBackend, type Handler } from '../src/dev/mockBackend';
 import type { SettingsView } from '../src/lib/bindings/SettingsView';
+import { navigation } from '../src/lib/navigation.svelte';
+import { toast } from '../src/lib/toast.svelte';
 import SettingsScreen from '../src/screens/SettingsScreen.svelte';
 
 const REMOTE = settingsView({ hasRemoteKey: true, backend: 'remote', baseUrl: 'http://shop-server.lan:8787' });
@@ -24,6 +26,7 @@ function backend(view: SettingsView = REMOTE, more: Record<string, Handler> = {}
     get_local_api_key: () => 'local-secret-key-123',
     regenerate_local_api_key: () => 'fresh-key-456',
     list_api_keys: () => [],
+    get_shop_settings: () => shopSettings(),
     ...more,
   });
 }
@@ -63,14 +66,18 @@ describe('Settings screen', () => {
   it('says where the remote key is kept: the keyring, or a file with a warning and why', async () => {
     backend();
     const keyring = render(SettingsScreen);
-    expect(await screen.findByTestId('remote-key-storage')).toHaveTextContent('Kept in the system keyring.');
+    expect(await screen.findByTestId('remote-key-storage')).toHaveTextContent(
+      "Saved in this computer's password store (the system keyring).",
+    );
     expect(screen.getByTestId('remote-key-storage')).not.toHaveClass('warn');
     keyring.unmount();
 
     backend({ ...REMOTE, remoteKeyStorage: 'file' });
     const file = render(SettingsScreen);
     const note = await screen.findByTestId('remote-key-storage');
-    expect(note).toHaveTextContent('Kept in a file readable only by you (no system keyring found).');
+    expect(note).toHaveTextContent(
+      'This computer has no password store (keyring), so the key is saved in a file that only your user account can open.',
+    );
     expect(note).toHaveClass('warn');
     file.unmount();
 
@@ -78,8 +85,9 @@ describe('Settings screen', () => {
     render(SettingsScreen);
     const refused = await screen.findByTestId('remote-key-storage');
     expect(refused).toHaveTextContent(
-      'Kept in a file readable only by you: the system keyring did not accept it (Cannot create an item in a locked collection).',
+      "This computer's password store (keyring) would not take the key, so it is saved in a file that only your user account can open.",
     );
+    expect(refused).toHaveTextContent('The password store said: Cannot create an item in a locked collection');
     expect(refused).toHaveClass('warn');
   });
 
@@ -88,7 +96,7 @@ describe('Settings screen', () => {
     render(SettingsScreen);
     const forget = await screen.findByTestId('forget-remote-key');
     expect(forget).not.toBeChecked();
-    expect(screen.getByTestId('remote-key-storage')).toHaveTextContent('no system keyring found');
+    expect(screen.getByTestId('remote-key-storage')).toHaveTextContent('no password store (keyring)');
     await userEvent.click(screen.getByTestId('save-settings'));
     await waitFor(() => expect(b.argsOf('save_settings')).toHaveLength(1));
     expect(b.argsOf('save_settings')[0].settings.remoteKey).toBeNull();
@@ -152,5 +160,107 @@ describe('Settings screen', () => {
     await waitFor(() => expect(key).toHaveTextContent('fresh-key-456'));
     expect(screen.getByText(/Authorization: Bearer <key>/)).toBeInTheDocument();
     expect(screen.getByTestId('local-api-docs')).toHaveTextContent('http://127.0.0.1:8787/docs');
+  });
+
+  it('says where the key is kept only once one is saved', async () => {
+    backend({ ...REMOTE, hasRemoteKey: false, remoteKeyStorage: 'file' });
+    render(SettingsScreen);
+    await userEvent.type(await screen.findByTestId('remote-key'), 'new-key');
+    expect(screen.queryByTestId('remote-key-storage')).not.toBeInTheDocument();
+    await userEvent.click(screen.getByTestId('save-settings'));
+    expect(await screen.findByTestId('remote-key-storage')).toHaveTextContent('no password store (keyring)');
+  });
+
+  it('an address without http:// or https:// is refused in plain words, before the app is asked', async () => {
+    const b = backend();
+    render(SettingsScreen);
+    const url = await screen.findByTestId('base-url');
+    await userEvent.clear(url);
+    await userEvent.type(url, '192.168.1.20:8080');
+    await userEvent.click(screen.getByTestId('save-settings'));
+    expect(await screen.findByTestId('error-alert')).toHaveTextContent(
+      'Start the address with http:// or https://, like http://192.168.1.20:8080',
+    );
+    expect(b.countOf('save_settings')).toBe(0);
+    await userEvent.click(screen.getByTestId('test-connection'));
+    expect(await screen.findByTestId('connection-report')).toHaveTextContent(
+      'Start the address with http:// or https://, like http://192.168.1.20:8080',
+    );
+    expect(b.countOf('test_connection')).toBe(0);
+  });
+
+  it('saving a remote that does not answer says so instead of "Settings saved", and clears an old test report', async () => {
+    const down = localStatus({ backend: 'remote', target: 'http://shop-server.lan:8787', reachable: false, message: 'connection refused' });
+    backend(REMOTE, { get_status: () => down });
+    render(SettingsScreen);
+    await userEvent.click(await screen.findByTestId('test-connection'));
+    await screen.findByTestId('connection-report');
+    await userEvent.click(screen.getByTestId('save-settings'));
+    const note = await screen.findByTestId('saved-unreachable');
+    expect(note).toHaveTextContent('Saved, but the server at http://shop-server.lan:8787 does not answer (connection refused)');
+    expect(toast.message).not.toBe('Settings saved');
+    expect(screen.queryByTestId('connection-report')).not.toBeInTheDocument();
+  });
+
+  it('saving a remote that answers says "Settings saved"', async () => {
+    const up = localStatus({ backend: 'remote', target: 'http://shop-server.lan:8787' });
+    backend(REMOTE, { get_status: () => up });
+    render(SettingsScreen);
+    await userEvent.click(await screen.findByTestId('save-settings'));
+    await waitFor(() => expect(toast.message).toBe('Settings saved'));
+    expect(screen.queryByTestId('saved-unreachable')).not.toBeInTheDocument();
+  });
+
+  it('leaving with unsaved changes asks first; Stay keeps them, Leave goes', async () => {
+    window.location.hash = '#settings';
+    navigation.screen = 'settings';
+    backend();
+    render(SettingsScreen);
+    const port = await screen.findByTestId('local-api-port');
+
+    // Nothing changed: nothing to ask.
+    window.location.hash = '#pets';
+    await new Promise((r) => setTimeout(r, 20));
+    expect(screen.queryByTestId('leave-settings-dialog')).not.toBeInTheDocument();
+    window.location.hash = '#settings';
+    await new Promise((r) => setTimeout(r, 20));
+
+    await userEvent.clear(port);
+    await userEvent.type(port, '9090');
+    // The hash changed some other way (Back): put back, and asked.
+    window.location.hash = '#orders';
+    expect(await screen.findByTestId('leave-settings-dialog')).toHaveTextContent("You changed this till's settings");
+    expect(window.location.hash).toBe('#settings');
+    expect(navigation.screen).toBe('settings');
+    await userEvent.click(screen.getByTestId('leave-stay'));
+    expect(screen.queryByTestId('leave-settings-dialog')).not.toBeInTheDocument();
+    expect(port).toHaveValue(9090);
+
+    // A link to another screen is held before it changes anything.
+    const link = document.createElement('a');
+    link.href = '#inventory';
+    link.textContent = 'Inventory';
+    document.body.append(link);
+    try {
+      await userEvent.click(link);
+      expect(await screen.findByTestId('leave-settings-dialog')).toBeInTheDocument();
+      expect(window.location.hash).toBe('#settings');
+      await userEvent.click(screen.getByTestId('leave-discard'));
+      await waitFor(() => expect(window.location.hash).toBe('#inventory'));
+    } finally {
+      link.remove();
+    }
+  });
+
+  it('the API reference address is shown with a button that copies it', async () => {
+    backend();
+    const writeText = vi.fn().mockResolvedValue(undefined);
+    Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true });
+    const { status } = await import('../src/lib/status.svelte');
+    render(SettingsScreen);
+    await status.refresh();
+    await userEvent.click(await screen.findByTestId('copy-docs-address'));
+    expect(writeText).toHaveBeenCalledWith('http://127.0.0.1:8787/docs');
+    expect(toast.message).toMatch(/copied/);
   });
 });

@@ -18,6 +18,27 @@ describe('Status bar', () => {
     expect(screen.getByTestId('status-local-api')).toHaveTextContent('http://127.0.0.1:8787');
   });
 
+  it('shows the end of a long database path, and the whole path in its tooltip', async () => {
+    const path = '/home/shop/.local/share/org.petstore.desktop/petstore.db';
+    mockBackend({ get_status: () => localStatus({ target: path }) });
+    render(StatusBar);
+    await status.refresh();
+    const item = await screen.findByTestId('status-backend');
+    await waitFor(() => expect(item).toHaveTextContent('Local database · …/org.petstore.desktop/petstore.db'));
+    expect(item).not.toHaveTextContent('/home/shop');
+    expect(item).toHaveAttribute('title', `Local database: ${path}`);
+  });
+
+  it('shortens a Windows path with its own separator', async () => {
+    const path = 'C:\\Users\\shop\\AppData\\Roaming\\org.petstore.desktop\\petstore.db';
+    mockBackend({ get_status: () => localStatus({ target: path }) });
+    render(StatusBar);
+    await status.refresh();
+    await waitFor(() =>
+      expect(screen.getByTestId('status-backend')).toHaveTextContent('Local database · …\\org.petstore.desktop\\petstore.db'),
+    );
+  });
+
   it('shows a busy port and an unreachable remote', async () => {
     mockBackend({
       get_status: () =>
