@@ -90,7 +90,7 @@ describe('Import', () => {
     await userEvent.click(screen.getByTestId('import-check'));
     const error = await screen.findByTestId('import-error');
     expect(screen.getByTestId('import-error-where')).toHaveTextContent('Line 3, column category');
-    expect(error).toHaveTextContent('There is no category named "Cats"');
+    expect(error).toHaveTextContent('There is no category named "Cats"; add it first, or tick “Create missing categories”');
     expect(screen.queryByTestId('import-run')).not.toBeInTheDocument();
     expect(screen.queryByTestId('import-result')).not.toBeInTheDocument();
     expect(b.argsOf('import_pets_csv')).toEqual([{ path: '/home/shop/cats.csv', createCategories: false, dryRun: true }]);

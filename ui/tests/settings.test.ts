@@ -178,9 +178,12 @@ describe('Settings screen', () => {
     await userEvent.clear(url);
     await userEvent.type(url, '192.168.1.20:8080');
     await userEvent.click(screen.getByTestId('save-settings'));
-    expect(await screen.findByTestId('error-alert')).toHaveTextContent(
+    // Said beside the address, which gets the focus.
+    expect(await screen.findByTestId('base-url-error')).toHaveTextContent(
       'Start the address with http:// or https://, like http://192.168.1.20:8080',
     );
+    expect(url).toHaveAttribute('aria-invalid', 'true');
+    expect(url).toHaveFocus();
     expect(b.countOf('save_settings')).toBe(0);
     await userEvent.click(screen.getByTestId('test-connection'));
     expect(await screen.findByTestId('connection-report')).toHaveTextContent(
