@@ -86,6 +86,7 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         .plugin(tauri_plugin_store::Builder::default().build())
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
+        .plugin(tauri_plugin_opener::init())
         .manage(quit::QuitQuestion::default())
         .manage(std::sync::Arc::new(low_stock::LowStockAlerts::default()))
         .on_window_event(quit::on_window_event)

@@ -255,13 +255,16 @@ describe('Settings screen', () => {
     }
   });
 
-  it('the API reference address is shown with a button that copies it', async () => {
-    backend();
+  it('the API reference opens in the browser, and its address can be copied', async () => {
+    const opened = vi.fn(() => null);
+    backend(REMOTE, { open_api_docs: opened });
     const writeText = vi.fn().mockResolvedValue(undefined);
     Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true });
     const { status } = await import('../src/lib/status.svelte');
     render(SettingsScreen);
     await status.refresh();
+    await userEvent.click(await screen.findByTestId('open-docs'));
+    expect(opened).toHaveBeenCalledTimes(1);
     await userEvent.click(await screen.findByTestId('copy-docs-address'));
     expect(writeText).toHaveBeenCalledWith('http://127.0.0.1:8787/docs');
     expect(toast.message).toMatch(/copied/);

@@ -68,6 +68,7 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         settings::get_status,
         settings::get_local_api_key,
         settings::regenerate_local_api_key,
+        settings::open_api_docs,
         backup::suggest_backup_path,
         backup::backup_database,
         api_keys::list_api_keys,

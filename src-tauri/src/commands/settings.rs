@@ -52,3 +52,19 @@ pub async fn regenerate_local_api_key(shell: State<'_, Shell>) -> CommandResult<
     }
     Ok(key)
 }
+
+/// Opens the local API's reference (`/docs`) in the system's browser. Only that address:
+/// the window cannot open anything else, which is why this is a command and not a
+/// permission of the opener plugin.
+#[tauri::command]
+pub fn open_api_docs<R: Runtime>(app: AppHandle<R>, shell: State<'_, Shell>) -> CommandResult<()> {
+    use tauri_plugin_opener::OpenerExt;
+    let Some(address) = shell.local_api().status().address else {
+        return Err(CommandError::validation(
+            "the local API is not serving, so there is no reference to open",
+        ));
+    };
+    app.opener()
+        .open_url(format!("{address}/docs"), None::<&str>)
+        .map_err(|e| CommandError::validation(format!("could not open a browser: {e}")))
+}

@@ -128,6 +128,8 @@ export const testConnection = (baseUrl: string, remoteKey: string | null) =>
 export const getStatus = () => call<Status>('get_status', {});
 export const getLocalApiKey = () => call<string>('get_local_api_key', {});
 export const regenerateLocalApiKey = () => call<string>('regenerate_local_api_key', {});
+/** Opens the local API's reference in the system's browser. */
+export const openApiDocs = () => call<null>('open_api_docs', {});
 
 // Backup of the local database: the file written, or where the next one could go.
 export const backupDatabase = (to: string) => call<string>('backup_database', { to });
