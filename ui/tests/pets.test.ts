@@ -197,19 +197,27 @@ describe('Pets screen', () => {
     });
   });
 
-  it('deletes only after confirmation, and shows a refusal in the question', async () => {
-    const b = backend({ delete_pet: reject('pet_has_orders', 'Pet 1 has orders and cannot be deleted.') });
+  it('deletes only after confirmation; a pet with orders and stock is not called "sold"', async () => {
+    const b = backend({
+      delete_pet: reject('pet_has_orders', 'Pet 1 has orders and cannot be deleted.'),
+      get_inventory: ({ petId }) => stockItem(petId, 'Rex', 3),
+    });
     render(PetsScreen);
     await screen.findByTestId('pet-row-1');
+    await waitFor(() => expect(within(screen.getByTestId('pet-row-1')).getByTestId('pet-stock')).toHaveTextContent('3'));
     await userEvent.click(screen.getByTestId('delete-pet-1'));
     expect(b.countOf('delete_pet')).toBe(0);
+    const dialog = screen.getByRole('dialog', { name: 'Delete Rex?' });
+    expect(dialog).toHaveTextContent('and its stock of 3 for good');
     await userEvent.click(screen.getByTestId('confirm'));
-    const dialog = screen.getByRole('dialog');
-    expect(await within(dialog).findByTestId('error-alert')).toHaveTextContent('Pet 1 has orders');
+    const alert = await within(dialog).findByTestId('error-alert');
+    expect(alert).toHaveTextContent('Rex (#1) cannot be deleted');
+    expect(alert).toHaveTextContent('set its stock to 0');
+    expect(alert).not.toHaveTextContent(/mark it sold/i);
     expect(b.argsOf('delete_pet')).toEqual([{ id: 1 }]);
   });
 
-  it('places an order from a row, with the stock shown first', async () => {
+  it('places an order to collect later from a row, with the stock shown first', async () => {
     const b = backend({
       get_inventory: () => stockItem(1, 'Rex', 4),
       place_order: (args) => ({ id: 5, ...args.order, createdAt: '2026-11-22T10:15:00Z' }),
@@ -221,7 +229,7 @@ describe('Pets screen', () => {
     const qty = screen.getByTestId('order-quantity');
     await userEvent.clear(qty);
     await userEvent.type(qty, '2');
-    await fireEvent.submit(qty.closest('form')!);
+    await userEvent.click(screen.getByTestId('place-order'));
     await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
     expect(b.argsOf('place_order')).toEqual([{ order: { petId: 1, quantity: 2, shipDate: null, complete: false } }]);
   });
@@ -232,9 +240,9 @@ describe('Pets screen', () => {
     await screen.findByTestId('pet-row-3');
     await userEvent.click(screen.getByTestId('order-pet-3'));
     const dialog = await screen.findByRole('dialog');
-    expect(within(dialog).getByText(/this one is sold/)).toBeInTheDocument();
+    expect(within(dialog).getByText(/Tom \(#3\) is sold/)).toBeInTheDocument();
     expect(within(dialog).getByTestId('place-order')).toBeDisabled();
-    expect(within(dialog).getByTestId('counter-sale')).toBeDisabled();
+    expect(within(dialog).getByTestId('sell-now')).toBeDisabled();
     expect(b.countOf('place_order')).toBe(0);
   });
 });
