@@ -2,7 +2,7 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
-import { adjustment, paged, stockItem } from '../src/dev/fixtures';
+import { adjustment, category, paged, pet, stockItem } from '../src/dev/fixtures';
 import { mockBackend, type Handler } from '../src/dev/mockBackend';
 import InventoryScreen from '../src/screens/InventoryScreen.svelte';
 
@@ -19,6 +19,16 @@ function backend(more: Record<string, Handler> = {}) {
         adjustment(2, 1, -1, 'Damaged', 4),
         adjustment(1, 1, 5, 'Delivery received', 5, { createdAt: '2026-11-21T09:00:00Z' }),
       ]),
+    list_categories: () => paged([category(1, 'Dogs', 2), category(2, 'Cats', 1)]),
+    list_pets: ({ query }) => {
+      const pets = [pet(2, 'Bella'), pet(1, 'Rex'), pet(3, 'Tom', { categoryId: 2, status: 'sold' })].filter(
+        (p) =>
+          (query.categoryId === null || p.categoryId === query.categoryId) &&
+          (!query.q || p.name.toLowerCase().includes(query.q.toLowerCase())),
+      );
+      return paged(pets.slice(0, query.limit ?? 20), pets.length);
+    },
+    get_inventory: ({ petId }) => ITEMS.find((i) => i.petId === petId),
     ...more,
   });
 }
@@ -104,5 +114,38 @@ describe('Inventory screen', () => {
     const rows = within(screen.getByRole('dialog')).getAllByTestId(/^adjustment-row-/);
     expect(rows[0]).toBe(first);
     expect(b.argsOf('list_adjustments')[0]).toEqual({ petId: 1, page: { limit: 20, offset: 0 } });
+  });
+
+  it('History says what “In stock after” means', async () => {
+    backend();
+    render(InventoryScreen);
+    await userEvent.click(await screen.findByTestId('history-1'));
+    const dialog = await screen.findByRole('dialog', { name: 'Stock history of Rex' });
+    expect(within(dialog).getByRole('columnheader', { name: 'In stock after' })).toBeInTheDocument();
+    expect(within(dialog).getByTestId('history-intro')).toHaveTextContent('Rex has 4 in stock now');
+    expect(within(dialog).getByTestId('history-intro')).toHaveTextContent('the stock right after that change');
+  });
+
+  it('searches by name and filters by category through the pets, with each pet’s stock', async () => {
+    const b = backend();
+    render(InventoryScreen);
+    await screen.findByTestId('inventory-row-2');
+    await userEvent.click(await screen.findByTestId('category-filter-2'));
+    await waitFor(() => expect(screen.queryByTestId('inventory-row-1')).not.toBeInTheDocument());
+    expect(screen.getByTestId('quantity-3')).toHaveTextContent('0');
+    expect(b.argsOf('list_pets').at(-1)!.query).toMatchObject({ categoryId: 2, limit: 25, offset: 0 });
+    expect(b.argsOf('get_inventory').map((a) => a.petId)).toContain(3);
+
+    await userEvent.click(screen.getByTestId('category-filter-all'));
+    await userEvent.type(screen.getByTestId('inventory-search'), 'bel{Enter}');
+    await waitFor(() => expect(screen.getAllByTestId(/^inventory-row-/).map((r) => r.dataset.testid)).toEqual(['inventory-row-2']));
+    expect(screen.getByTestId('quantity-2')).toHaveTextContent('9');
+    expect(b.argsOf('list_pets').at(-1)!.query).toMatchObject({ q: 'bel', categoryId: null, sort: 'name' });
+
+    // Low stock is the server's own list: the search waits until it is off.
+    await userEvent.click(screen.getByTestId('low-stock'));
+    await waitFor(() => expect(b.argsOf('list_inventory').at(-1)!.query.belowQuantity).toBe(5));
+    expect(screen.getByTestId('inventory-search')).toBeDisabled();
+    expect(screen.getByTestId('low-stock-note')).toHaveTextContent('the search and the category apply again');
   });
 });
