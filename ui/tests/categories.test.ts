@@ -5,16 +5,35 @@ import { describe, expect, it } from 'vitest';
 import { category, paged } from '../src/dev/fixtures';
 import { mockBackend, reject } from '../src/dev/mockBackend';
 import CategoriesScreen from '../src/screens/CategoriesScreen.svelte';
+import PetsScreen from '../src/screens/PetsScreen.svelte';
 
 describe('Categories screen', () => {
-  it('lists categories with pet counts; a category in use is refused clearly', async () => {
+  it('lists categories with pet counts; a category in use cannot be deleted, and shows its pets', async () => {
+    mockBackend({ list_categories: () => paged([category(1, 'Dogs', 12), category(2, 'Cats', 0)]) });
+    render(CategoriesScreen);
+    expect(await screen.findByTestId('pet-count-1')).toHaveTextContent('12');
+    expect(screen.getByTestId('delete-category-1')).toBeDisabled();
+    expect(screen.getByTestId('delete-category-1')).toHaveAccessibleName(/not possible while it has 12 pets/);
+    expect(screen.getByTestId('delete-category-2')).toBeEnabled();
+    expect(screen.queryByTestId('show-pets-2')).not.toBeInTheDocument();
+    await userEvent.click(screen.getByTestId('show-pets-1'));
+    expect(window.location.hash).toBe('#pets');
+    // The Pets screen opens with Dogs selected.
+    mockBackend({
+      list_pets: () => paged([]),
+      list_categories: () => paged([category(1, 'Dogs', 12)]),
+    });
+    render(PetsScreen);
+    expect(await screen.findByTestId('category-filter-1')).toHaveAttribute('aria-current', 'true');
+  });
+
+  it('a refusal (the category got pets meanwhile) is shown clearly in the question', async () => {
     const b = mockBackend({
-      list_categories: () => paged([category(1, 'Dogs', 12), category(2, 'Cats', 0)]),
+      list_categories: () => paged([category(1, 'Dogs', 0)]),
       delete_category: reject('category_in_use', 'Category 1 (Dogs) still has 12 pets.'),
     });
     render(CategoriesScreen);
-    expect(await screen.findByTestId('pet-count-1')).toHaveTextContent('12');
-    await userEvent.click(screen.getByTestId('delete-category-1'));
+    await userEvent.click(await screen.findByTestId('delete-category-1'));
     await userEvent.click(screen.getByTestId('confirm'));
     const alert = await within(screen.getByRole('dialog')).findByTestId('error-alert');
     expect(alert).toHaveTextContent('Category 1 (Dogs) still has 12 pets.');
