@@ -38,7 +38,7 @@ pub use money::{Money, Price};
 pub use order::{NewOrder, Order, OrderFilter, OrderPatch, Quantity};
 pub use outbox::{Command, OutboxCounts, OutboxEntry, OutboxState, PROVISIONAL_ORDER_IDS};
 pub use page::{Page, Paged};
-pub use pet::{NewPet, Pet, PetFilter, PetPatch, PetSort, PetStatus, duplicate_sku};
+pub use pet::{NewPet, Pet, PetFilter, PetPatch, PetSort, PetStatus, duplicate_sku, pet_has_orders};
 pub use report::{Completed, DayRange, MAX_REPORT_DAYS, SalesDay, sales_days};
 pub use settings::{Currency, LowStockBelow, ShopSettings, TimeZone};
 pub use text::{Description, Name, Phone, Reason, Sku, fold, fold_sku, like_contains};

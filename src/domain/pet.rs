@@ -130,6 +130,14 @@ impl PetPatch {
 }
 
 /// The refusal of a barcode another pet has.
+/// A pet with orders is kept: the orders name it. (Not "mark it sold": it may have stock.)
+pub fn pet_has_orders(id: PetId, orders: i64) -> crate::Error {
+    crate::Error::conflict(
+        crate::ErrorCode::PetHasOrders,
+        format!("pet {id} has {orders} order(s) and is kept for their record; it cannot be deleted"),
+    )
+}
+
 pub fn duplicate_sku(sku: &Sku) -> crate::Error {
     crate::Error::conflict(
         crate::ErrorCode::DuplicateSku,

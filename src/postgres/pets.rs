@@ -14,7 +14,7 @@ use crate::domain::{
     CategoryId, NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, Price, Sku, Timestamp,
     duplicate_sku,
 };
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 
 pub(super) const COLUMNS: &str =
     "id, name, category_id, status, description, price_cents, sku, created_at, updated_at";
@@ -263,10 +263,7 @@ pub(super) async fn delete(c: &impl GenericClient, id: PetId) -> Result<()> {
     let orders: i64 =
         col(&c.query_one(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?, 0)?;
     if orders > 0 {
-        return Err(Error::conflict(
-            ErrorCode::PetHasOrders,
-            format!("pet {id} has {orders} order(s) and cannot be deleted; mark it sold instead"),
-        ));
+        return Err(crate::domain::pet_has_orders(id, orders));
     }
     let sql = "DELETE FROM pets WHERE id = $1";
     c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?;

@@ -7,7 +7,7 @@ use super::filter::{Filter, Source};
 use super::paging::{self, Bookmarks, KeptList};
 use crate::domain::like_contains;
 use crate::domain::{NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, Price, Sku, Timestamp};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 
 pub(super) const COLUMNS: &str =
     "id, name, category_id, status, description, price_cents, sku, created_at, updated_at";
@@ -197,10 +197,7 @@ pub(super) fn delete(conn: &Connection, id: PetId) -> Result<()> {
     get(conn, id)?;
     let orders: i64 = conn.query_row("SELECT count(*) FROM orders WHERE pet_id = ?1", [id], |r| r.get(0))?;
     if orders > 0 {
-        return Err(Error::conflict(
-            ErrorCode::PetHasOrders,
-            format!("pet {id} has {orders} order(s) and cannot be deleted; mark it sold instead"),
-        ));
+        return Err(crate::domain::pet_has_orders(id, orders));
     }
     conn.execute("DELETE FROM pets WHERE id = ?1", [id])?;
     Ok(())

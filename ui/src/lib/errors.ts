@@ -43,7 +43,7 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
   pet_not_available: 'Only available pets can be ordered.',
   order_completed: 'A completed order can no longer be changed or cancelled.',
   category_in_use: 'Move its pets to another category, or delete them, first.',
-  pet_has_orders: 'A pet with orders is kept for the record; mark it sold instead.',
+  pet_has_orders: 'A pet with orders is kept for their record and cannot be deleted.',
   duplicate_name: 'Names must be unique (upper and lower case count as the same).',
   unreachable: 'Check the server address in Settings, and that the server is running.',
   unauthorized: 'Check the API key in Settings.',

@@ -47,7 +47,7 @@ function editable(target: EventTarget | null): boolean {
 export function listenForScans(onScan: (code: string) => void): () => void {
   const buffer = new ScanBuffer();
   const onkeydown = (e: KeyboardEvent) => {
-    if (e.ctrlKey || e.altKey || e.metaKey || editable(e.target) || document.querySelector('dialog[open]')) return;
+    if (e.ctrlKey || e.altKey || e.metaKey || editable(e.target) || document.querySelector('dialog[open], [role="dialog"], [role="alertdialog"]')) return;
     const code = buffer.key(e.key, e.timeStamp);
     if (code) {
       e.preventDefault();
