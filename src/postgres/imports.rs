@@ -47,16 +47,21 @@ pub(super) async fn import(
     for name in plan.new_categories() {
         made.push(categories::create(c, &NewCategory { name: name.clone(), description: None }).await?.id);
     }
-    // The pets and, for those with stock, its audit record, in one statement per batch.
+    // The pets and, for those with stock, its audit record, in one statement per batch. A pet
+    // made with stock is also a change of stock for the feed (its trigger sees one only in an
+    // UPDATE), so that a till's mirror reads the stock of the pets it copies.
     let sql = "WITH made AS (
                    INSERT INTO pets (name, name_folded, category_id, status, description, price_cents,
                                      sku, sku_folded, stock, stock_updated_at, created_at, updated_at)
                    SELECT *, $10, $10, $10
                    FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[],
                                $7::text[], $8::text[], $9::bigint[])
-                   RETURNING id, stock)
-               INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at)
-               SELECT id, stock, $11, stock, $10 FROM made WHERE stock > 0";
+                   RETURNING id, stock),
+               audited AS (
+                   INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at)
+                   SELECT id, stock, $11, stock, $10 FROM made WHERE stock > 0)
+               INSERT INTO changes (entity, entity_id, action)
+               SELECT 'inventory', id, 'updated' FROM made WHERE stock > 0";
     let insert = c.prepare_cached(sql).await.map_err(pg)?;
     let now = Timestamp::now().to_string();
     let pets: Vec<_> = plan.pets(&made).collect();

@@ -34,12 +34,14 @@ pub(super) fn import(tx: &Connection, rows: &[ImportRow], create_categories: boo
         .iter()
         .map(|name| Ok(categories::create(tx, &NewCategory { name: name.clone(), description: None })?.id))
         .collect::<Result<Vec<_>>>()?;
+    // The stock set after the row is made, not with it: the feed's triggers see a change of
+    // stock only in an UPDATE, and a till's mirror reads the stock of the pets it names.
     let mut set_stock = tx.prepare_cached("UPDATE pets SET stock = ?2 WHERE id = ?1")?;
     for (row, new) in plan.pets(&made) {
-        let pet = pets::create(tx, &new).map_err(|e| ImportPlan::pet_refused(row, e))?;
-        if let Some(stock) = row.stock.filter(|s| s.get() > 0) {
-            set_stock.execute(params![pet.id, stock.get()])?;
-            super::inventory::record_import(tx, pet.id, stock.get())?;
+        let pet = pets::insert(tx, &new, 0).map_err(|e| ImportPlan::pet_refused(row, e))?;
+        if let Some(stock) = row.stock.map(|s| s.get()).filter(|&s| s > 0) {
+            set_stock.execute(params![pet, stock])?;
+            super::inventory::record_import(tx, pet, stock)?;
         }
     }
     Ok(plan.report(false))

@@ -113,17 +113,22 @@ pub(super) fn get(conn: &Connection, id: PetId) -> Result<Pet> {
 
 pub(super) fn create(conn: &Connection, new: &NewPet) -> Result<Pet> {
     categories::ensure_exists(conn, new.category_id)?;
-    let now = Timestamp::now();
+    get(conn, insert(conn, new, 0)?)
+}
+
+/// A new pet's row with `stock`, its category known to exist (an import checked them all).
+pub(super) fn insert(conn: &Connection, new: &NewPet, stock: i64) -> Result<PetId> {
     let mut insert = conn.prepare_cached(
         "INSERT INTO pets (name, name_folded, category_id, status, description, price_cents, sku, sku_folded,
                            stock, stock_updated_at, created_at, updated_at)
          VALUES (:name, :name_folded, :category_id, :status, :description, :price_cents, :sku, :sku_folded,
-                 0, :now, :now, :now)",
+                 :stock, :now, :now, :now)",
     )?;
     bind_fields(&mut insert, new)?;
-    insert.raw_bind_parameter(":now", now)?;
+    insert.raw_bind_parameter(":stock", stock)?;
+    insert.raw_bind_parameter(":now", Timestamp::now())?;
     insert.raw_execute().map_err(|e| on_duplicate_sku(e, new.sku.as_ref()))?;
-    get(conn, PetId::try_from(conn.last_insert_rowid()).map_err(Error::internal)?)
+    PetId::try_from(conn.last_insert_rowid()).map_err(Error::internal)
 }
 
 pub(super) fn replace(conn: &Connection, id: PetId, new: &NewPet) -> Result<Pet> {

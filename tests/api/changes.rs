@@ -119,6 +119,35 @@ async fn every_committed_change_is_in_the_feed_in_order_and_nothing_else() {
 }
 
 #[tokio::test]
+async fn an_imported_pet_with_stock_is_a_change_of_its_stock_too() {
+    // A till's mirror reads the stock of the pets the feed names as stock changes: an import
+    // that made pets with stock must name them so, or the till shows them with none.
+    let app = spawn_app().await;
+    let start = head(&app).await;
+    let reply = app
+        .request(Method::POST, "/imports/pets?createCategories=true")
+        .header("Content-Type", "text/csv")
+        .body("name,category,stock\nRex,Dogs,3\nTom,Dogs,\n")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status().as_u16(), 201);
+    let (changes, _) = changes_after(&app, start, 4).await;
+    let mut listed = what(&Value::Array(changes));
+    listed.sort();
+    let (rex, tom) = (1, 2);
+    assert_eq!(
+        listed,
+        vec![
+            change("category", 1, "created"),
+            change("inventory", rex, "updated"),
+            change("pet", rex, "created"),
+            change("pet", tom, "created"),
+        ]
+    );
+}
+
+#[tokio::test]
 async fn bad_positions_and_limits_are_refused_with_what_to_do() {
     let app = spawn_app().await;
     app.category("Birds").await;
