@@ -1,11 +1,12 @@
 // Which screen is showing. It lives in the URL's hash (#orders) so a reload, the dev mock
 // and end-to-end tests can open a screen directly, and Back works as people expect.
 
-export type Screen = 'pets' | 'orders' | 'inventory' | 'categories' | 'settings';
+export type Screen = 'pets' | 'orders' | 'sales' | 'inventory' | 'categories' | 'settings';
 
 export const SCREENS: readonly { id: Screen; label: string }[] = [
   { id: 'pets', label: 'Pets' },
   { id: 'orders', label: 'Orders' },
+  { id: 'sales', label: 'Sales' },
   { id: 'inventory', label: 'Inventory' },
   { id: 'categories', label: 'Categories' },
   { id: 'settings', label: 'Settings' },
