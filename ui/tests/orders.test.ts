@@ -1,25 +1,59 @@
-import { render, screen, waitFor, within } from '@testing-library/svelte';
+import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
-import { order, paged, pet, stockItem } from '../src/dev/fixtures';
+import { order, paged, pet, shopSettings, stockItem } from '../src/dev/fixtures';
 import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
+import { lineTotal } from '../src/lib/money';
+import { shop } from '../src/lib/shop.svelte';
 import { toast } from '../src/lib/toast.svelte';
 import OrdersScreen from '../src/screens/OrdersScreen.svelte';
 
-const ORDERS = [order(12, 1, { quantity: 2 }), order(11, 2)];
+const BARCODE = '4006381333931';
+const PETS = [pet(1, 'Rex', { price: '12.50', sku: BARCODE }), pet(2, 'Bella'), pet(3, 'Tom', { status: 'sold', sku: 'T-3' })];
+const ORDERS = [
+  order(12, 1, { quantity: 2, unitPrice: '12.50', total: '25.00' }),
+  order(11, 2, { customerName: 'Ana García', customerPhone: '+34 600 123 456', note: 'Collects Saturday' }),
+];
+const DONE = order(10, 1, { complete: true, unitPrice: '12.50', total: '12.50', completedAt: '2026-11-22T10:20:00Z' });
 
 function backend(more: Record<string, Handler> = {}) {
   return mockBackend({
-    list_orders: ({ query }) => paged(query.complete ? [order(10, 1, { complete: true })] : ORDERS),
+    list_orders: ({ query }) => paged(query.complete ? [DONE] : ORDERS),
     list_pets: ({ query }) =>
-      paged([pet(1, 'Rex'), pet(2, 'Bella')].filter((p) => query.ids.length === 0 || query.ids.includes(p.id))),
-    update_order: ({ id }) => order(id, 1, { complete: true }),
+      paged(
+        PETS.filter(
+          (p) =>
+            (query.ids.length === 0 || query.ids.includes(p.id)) &&
+            (!query.sku || p.sku === query.sku) &&
+            (!query.q || p.name.toLowerCase().includes(query.q.toLowerCase())) &&
+            (query.statuses.length === 0 || query.statuses.includes(p.status)),
+        ),
+      ),
+    update_order: ({ id }) => ({ ...order(id, 1, { complete: true, completedAt: '2026-11-22T10:30:00Z' }), unitPrice: '12.50', total: '25.00', quantity: 2 }),
     cancel_order: () => null,
     get_inventory: ({ petId }) => stockItem(petId, 'Rex', 3),
-    place_order: ({ order: o }) => order(13, o.petId, o),
+    place_order: ({ order: o }) => ({
+      ...order(13, o.petId, o),
+      unitPrice: PETS[o.petId - 1].price,
+      total: lineTotal(PETS[o.petId - 1].price, o.quantity),
+      completedAt: o.complete ? '2026-11-22T10:40:00Z' : null,
+    }),
+    get_shop_settings: () => shopSettings({ shopName: 'Paws & Co' }),
     ...more,
   });
+}
+
+/** A USB scanner: the code's keys a few ms apart (here: at once), then Enter, outside any field. */
+function scan(code: string) {
+  for (const key of [...code, 'Enter']) fireEvent.keyDown(document.body, { key });
+}
+
+/** Picks Rex by name from the order panel's Pet field. */
+async function chooseRex() {
+  await userEvent.type(screen.getByTestId('order-pet'), 'Rex');
+  await userEvent.click(await screen.findByTestId('pet-option-1'));
+  await screen.findByTestId('order-pet-selected');
 }
 
 describe('Orders screen', () => {
@@ -88,16 +122,18 @@ describe('Orders screen', () => {
     );
   });
 
-  it('Counter sale places the order with complete: true; a stock conflict is explained', async () => {
-    const b = backend({ place_order: reject('insufficient_stock', 'Pet 1 has 3 in stock; 5 were ordered.') });
+  it('Sell now places the order with complete: true; a stock conflict is explained', async () => {
+    const b = backend({
+      get_inventory: ({ petId }) => stockItem(petId, 'Rex', 10),
+      place_order: reject('insufficient_stock', 'Pet 1 has 3 in stock; 5 were ordered.'),
+    });
     render(OrdersScreen);
     await screen.findByTestId('order-row-12');
-    await userEvent.type(screen.getByTestId('order-pet'), 'Rex');
-    await userEvent.click(await screen.findByTestId('pet-option-1'));
+    await chooseRex();
     const qty = screen.getByTestId('order-quantity');
     await userEvent.clear(qty);
     await userEvent.type(qty, '5');
-    await userEvent.click(screen.getByTestId('counter-sale'));
+    await userEvent.click(screen.getByTestId('sell-now'));
     const alert = await screen.findByTestId('error-alert');
     expect(alert).toHaveTextContent('Pet 1 has 3 in stock; 5 were ordered.');
     expect(alert).toHaveTextContent('Not enough in stock for that: add stock first, or take fewer.');
@@ -110,13 +146,170 @@ describe('Orders screen', () => {
     await screen.findByTestId('order-row-12');
     await userEvent.click(screen.getByTestId('place-order'));
     expect(await screen.findByTestId('error-alert')).toHaveTextContent('Choose a pet first');
-    await userEvent.type(screen.getByTestId('order-pet'), 'Rex');
-    await userEvent.click(await screen.findByTestId('pet-option-1'));
+    await chooseRex();
     const qty = screen.getByTestId('order-quantity');
     await userEvent.clear(qty);
     await userEvent.type(qty, '10001');
     await userEvent.click(screen.getByTestId('place-order'));
     expect(await screen.findByText(/from 1 to 10,000/)).toBeInTheDocument();
     expect(b.countOf('place_order')).toBe(0);
+  });
+
+  it('shows the pet’s price and the line total; more than its stock is flagged before sending', async () => {
+    const b = backend();
+    await shop.refresh();
+    render(OrdersScreen);
+    await screen.findByTestId('order-row-12');
+    await chooseRex();
+    expect(screen.getByTestId('order-unit-price')).toHaveTextContent('€12.50 each');
+    await waitFor(() => expect(screen.getByTestId('order-stock')).toHaveTextContent('3 in stock'));
+    expect(screen.getByTestId('order-total')).toHaveTextContent('€12.50');
+    const qty = screen.getByTestId('order-quantity');
+    await userEvent.clear(qty);
+    await userEvent.type(qty, '2');
+    expect(screen.getByTestId('order-total')).toHaveTextContent('€25.00');
+    await userEvent.clear(qty);
+    await userEvent.type(qty, '5');
+    const warning = screen.getByTestId('order-stock-warning');
+    expect(warning).toHaveTextContent('only 3 in stock');
+    expect(within(warning).getByRole('link', { name: 'add stock' })).toHaveAttribute('href', '#inventory');
+    expect(qty).toHaveAttribute('aria-invalid', 'true');
+    await userEvent.click(screen.getByTestId('sell-now'));
+    expect(await screen.findByTestId('error-alert')).toHaveTextContent('Rex (#1) has 3 in stock; 5 asked for.');
+    expect(b.countOf('place_order')).toBe(0);
+  });
+
+  it('the Pet field has the focus; Enter sells, and the field has it again for the next sale', async () => {
+    const b = backend();
+    render(OrdersScreen);
+    await screen.findByTestId('order-row-12');
+    await waitFor(() => expect(screen.getByTestId('order-pet')).toHaveFocus());
+    await chooseRex();
+    await userEvent.keyboard('{Enter}');
+    await waitFor(() =>
+      expect(b.argsOf('place_order')).toEqual([{ order: { petId: 1, quantity: 1, shipDate: null, complete: true } }]),
+    );
+    await waitFor(() => expect(toast.message).toBe('Counter sale #13: 1 × Rex, €12.50'));
+    await waitFor(() => expect(screen.getByTestId('order-pet')).toHaveFocus());
+    expect(screen.getByTestId('order-pet')).toHaveValue('');
+    // The sale shows on the Completed tab.
+    await waitFor(() => expect(screen.getByTestId('tab-completed')).toHaveAttribute('aria-selected', 'true'));
+  });
+
+  it('a scan puts the pet into the panel, one of it, ready to sell with Enter', async () => {
+    const b = backend();
+    render(OrdersScreen);
+    await screen.findByTestId('order-row-12');
+    scan(BARCODE);
+    await waitFor(() => expect(screen.getByTestId('order-pet-selected')).toHaveTextContent('Rex'));
+    expect(b.argsOf('list_pets')).toContainEqual({ query: expect.objectContaining({ sku: BARCODE, limit: 1 }) });
+    expect(screen.getByTestId('order-quantity')).toHaveValue(1);
+    expect(screen.getByTestId('order-pet')).toHaveValue('Rex');
+    await waitFor(() => expect(screen.getByTestId('order-pet')).toHaveFocus());
+    await userEvent.keyboard('{Enter}');
+    await waitFor(() => expect(b.argsOf('place_order')[0]?.order).toMatchObject({ petId: 1, quantity: 1, complete: true }));
+  });
+
+  it('an unknown scanned code says so; a pet that is not available is not put in', async () => {
+    const b = backend();
+    render(OrdersScreen);
+    await screen.findByTestId('order-row-12');
+    scan('999000111');
+    expect(await screen.findByTestId('error-alert')).toHaveTextContent('No pet has the barcode 999000111.');
+    scan('T-3');
+    await waitFor(() => expect(screen.getByTestId('error-alert')).toHaveTextContent('Tom (#3) has the barcode T-3 but is sold'));
+    expect(screen.queryByTestId('order-pet-selected')).not.toBeInTheDocument();
+    expect(b.countOf('place_order')).toBe(0);
+  });
+
+  it('Enter in the Pet field on text that is a barcode picks that pet', async () => {
+    backend();
+    render(OrdersScreen);
+    await screen.findByTestId('order-row-12');
+    await userEvent.type(screen.getByTestId('order-pet'), `${BARCODE}{Enter}`);
+    await waitFor(() => expect(screen.getByTestId('order-pet-selected')).toHaveTextContent('Rex'));
+    expect(screen.getByTestId('order-pet')).toHaveValue('Rex');
+  });
+
+  it('an order for later takes the customer’s name, phone and note; the lists show them and the prices', async () => {
+    const b = backend();
+    await shop.refresh();
+    render(OrdersScreen);
+    const row = await screen.findByTestId('order-row-11');
+    expect(within(row).getByTestId('order-customer')).toHaveTextContent('Ana García · +34 600 123 456 · “Collects Saturday”');
+    expect(screen.getByTestId('order-row-12')).toHaveTextContent('€12.50');
+    expect(screen.getByTestId('order-total-12')).toHaveTextContent('€25.00');
+
+    await chooseRex();
+    await userEvent.click(screen.getByText(/For an order collected later/));
+    await userEvent.type(screen.getByTestId('order-customer-name'), ' Ana ');
+    await userEvent.type(screen.getByTestId('order-customer-phone'), '600 123');
+    await userEvent.type(screen.getByTestId('order-note'), 'Saturday');
+    await userEvent.click(screen.getByTestId('place-order'));
+    await waitFor(() =>
+      expect(b.argsOf('place_order')).toEqual([
+        {
+          order: {
+            petId: 1,
+            quantity: 1,
+            shipDate: null,
+            complete: false,
+            customerName: 'Ana',
+            customerPhone: '600 123',
+            note: 'Saturday',
+          },
+        },
+      ]),
+    );
+    await waitFor(() => expect(toast.message).toBe('Order #13 placed: 1 × Rex, €12.50'));
+  });
+
+  it('the search box asks both tabs for the customer or pet, once typing pauses', async () => {
+    const b = backend();
+    render(OrdersScreen);
+    await screen.findByTestId('order-row-12');
+    await userEvent.type(screen.getByTestId('order-search'), 'Ana');
+    await waitFor(() => expect(b.argsOf('list_orders').at(-1)!.query).toMatchObject({ complete: false, q: 'Ana', offset: 0 }));
+    expect(b.argsOf('list_orders').filter((a) => a.query.q === 'A' || a.query.q === 'An')).toEqual([]);
+    await userEvent.click(screen.getByTestId('tab-completed'));
+    await waitFor(() => expect(b.argsOf('list_orders').at(-1)!.query).toMatchObject({ complete: true, q: 'Ana' }));
+  });
+
+  it('a completed order’s receipt: shop, pet, total; Print prints', async () => {
+    backend();
+    await shop.refresh();
+    const print = vi.spyOn(window, 'print').mockImplementation(() => {});
+    render(OrdersScreen);
+    await screen.findByTestId('order-row-12');
+    await userEvent.click(screen.getByTestId('tab-completed'));
+    await userEvent.click(await screen.findByTestId('receipt-10'));
+    const dialog = screen.getByRole('dialog', { name: 'Receipt for order #10' });
+    const receipt = within(dialog).getByTestId('receipt');
+    expect(receipt).toHaveTextContent('Paws & Co');
+    expect(receipt).toHaveTextContent('Rex');
+    expect(within(receipt).getByTestId('receipt-total')).toHaveTextContent('€12.50');
+    expect(print).not.toHaveBeenCalled();
+    await userEvent.click(within(dialog).getByTestId('receipt-print'));
+    expect(print).toHaveBeenCalledTimes(1);
+    await userEvent.keyboard('{Escape}');
+    expect(screen.queryByTestId('receipt')).not.toBeInTheDocument();
+  });
+
+  it('after a sale or a completion, Print receipt is one click: the receipt shows and prints', async () => {
+    const b = backend();
+    await shop.refresh();
+    const print = vi.spyOn(window, 'print').mockImplementation(() => {});
+    render(OrdersScreen);
+    await userEvent.click(await screen.findByTestId('complete-order-12'));
+    expect(await screen.findByTestId('last-sale')).toHaveTextContent('Order #12 completed: 2 × Rex, €25.00');
+    await userEvent.click(screen.getByTestId('last-receipt'));
+    expect(within(screen.getByTestId('receipt')).getByTestId('receipt-total')).toHaveTextContent('€25.00');
+    await waitFor(() => expect(print).toHaveBeenCalledTimes(1));
+    await userEvent.click(screen.getByRole('button', { name: 'Done' }));
+
+    await chooseRex();
+    await userEvent.click(screen.getByTestId('sell-now'));
+    await waitFor(() => expect(screen.getByTestId('last-sale')).toHaveTextContent('Order #13 completed: 1 × Rex, €12.50'));
+    expect(b.countOf('place_order')).toBe(1);
   });
 });
