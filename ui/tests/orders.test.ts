@@ -313,3 +313,24 @@ describe('Orders screen', () => {
     expect(b.countOf('place_order')).toBe(1);
   });
 });
+
+describe('the Pet field', () => {
+  it('Enter before the search has answered still picks the first match by name', async () => {
+    const b = backend();
+    render(OrdersScreen);
+    await screen.findByTestId('order-row-12');
+    // Typed and Enter at once: the debounced search has not gone out yet.
+    await userEvent.type(screen.getByTestId('order-pet'), 'bel{Enter}');
+    await waitFor(() => expect(screen.getByTestId('order-pet-selected')).toHaveTextContent('Bella'));
+    expect(b.countOf('place_order')).toBe(0);
+  });
+
+  it('an unknown code or name typed into it says so and sells nothing', async () => {
+    const b = backend();
+    render(OrdersScreen);
+    await screen.findByTestId('order-row-12');
+    await userEvent.type(screen.getByTestId('order-pet'), '999000111{Enter}');
+    expect(await screen.findByText('No pet has the barcode 999000111, and no available pet has that name.')).toBeInTheDocument();
+    expect(b.countOf('place_order')).toBe(0);
+  });
+});
