@@ -162,7 +162,7 @@ describe('Orders screen', () => {
     await screen.findByTestId('order-row-12');
     await chooseRex();
     expect(screen.getByTestId('order-unit-price')).toHaveTextContent('€12.50 each');
-    await waitFor(() => expect(screen.getByTestId('order-stock')).toHaveTextContent('3 in stock'));
+    await waitFor(() => expect(screen.getByTestId('order-panel-stock')).toHaveTextContent('3 in stock'));
     expect(screen.getByTestId('order-total')).toHaveTextContent('€12.50');
     const qty = screen.getByTestId('order-quantity');
     await userEvent.clear(qty);
