@@ -97,6 +97,10 @@ test('the counter: a scan sells, the receipt, the day\'s takings, an import refu
     await type(browser, 'import-path', file);
     await click(browser, 'import-check');
     await waitForText(browser, 'import-error', /line 3.*category/i);
+    await browser.executeScript(
+      "document.querySelector('[data-testid=\"import-error\"]').scrollIntoView({ block: 'center' })",
+      [],
+    );
     const run = await probe(browser, sel('import-run'));
     assert.ok(run === null || !run.visible || !run.enabled, `nothing to import after a refusal: ${JSON.stringify(run)}`);
     assert.equal((await api.call('GET', '/pets')).headers.get('x-total-count'), '1', 'no pet was imported');

@@ -45,17 +45,18 @@ async function seed(api) {
     cat[name] = (await api.post('/categories', { name, description })).id;
   }
   const pets = {};
-  for (const [name, category, stock, description] of [
-    ['Rex', 'Dogs', 3, 'Labrador puppy, 10 weeks'],
-    ['Bella', 'Dogs', 1, null],
-    ['Max', 'Dogs', 0, null],
-    ['Luna', 'Cats', 4, 'British shorthair'],
-    ['Milo', 'Cats', 2, null],
-    ['Nemo', 'Fish', 25, 'Clownfish'],
-    ['Goldie', 'Fish', 12, null],
-    ['Kiwi', 'Birds', 6, 'Budgie, green'],
+  for (const [name, category, stock, description, price] of [
+    ['Rex', 'Dogs', 3, 'Labrador puppy, 10 weeks', '890.00'],
+    ['Bella', 'Dogs', 1, null, '650.00'],
+    ['Max', 'Dogs', 0, null, '720.00'],
+    ['Luna', 'Cats', 4, 'British shorthair', '480.00'],
+    ['Milo', 'Cats', 2, null, '350.00'],
+    ['Nemo', 'Fish', 25, 'Clownfish', '24.90'],
+    ['Goldie', 'Fish', 12, null, '4.50'],
+    ['Kiwi', 'Birds', 6, 'Budgie, green', '39.00'],
   ]) {
-    const pet = await api.post('/pets', { name, categoryId: cat[category], description });
+    const sku = `40063813${String(Object.keys(pets).length + 1).padStart(5, '0')}`;
+    const pet = await api.post('/pets', { name, categoryId: cat[category], description, price, sku });
     pets[name] = pet.id;
     await api.put(`/store/inventory/${pet.id}`, { quantity: stock });
   }
