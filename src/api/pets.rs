@@ -20,11 +20,12 @@ pub(super) fn routes(r: Routes) -> Routes {
 }
 
 async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<Response> {
-    params.allow(&["status", "categoryId", "q", "id", "sku", "sort", "limit", "offset"])?;
+    params.allow(&["status", "categoryId", "q", "search", "id", "sku", "sort", "limit", "offset"])?;
     let filter = PetFilter {
         statuses: params.many("status")?,
         category_id: params.one("categoryId")?,
         name_contains: params.one("q")?,
+        search: params.one("search")?,
         ids: params.many("id")?,
         sku: params.one("sku")?,
         sort: params.one("sort")?.unwrap_or_default(),

@@ -136,6 +136,9 @@ fn pet_query(filter: &PetFilter, page: Page) -> Query {
     if let Some(q) = &filter.name_contains {
         query.push(("q", q.to_string()));
     }
+    if let Some(search) = &filter.search {
+        query.push(("search", search.to_string()));
+    }
     query.extend(filter.ids.iter().map(|id| ("id", id.to_string())));
     if let Some(sku) = &filter.sku {
         query.push(("sku", sku.to_string()));
@@ -155,6 +158,7 @@ mod tests {
             statuses: vec![PetStatus::Available, PetStatus::Sold],
             category_id: Some(CategoryId::try_from(2).unwrap()),
             name_contains: Some(Name::parse("Élise & co").unwrap()),
+            search: Some(Name::parse("bela 50%").unwrap()),
             ids: vec![PetId::try_from(1).unwrap(), PetId::try_from(3).unwrap()],
             sku: Some(Sku::parse("4006381333931").unwrap()),
             sort: PetSort::NameDesc,
@@ -168,6 +172,7 @@ mod tests {
                 ("status", "sold"),
                 ("categoryId", "2"),
                 ("q", "Élise & co"),
+                ("search", "bela 50%"),
                 ("id", "1"),
                 ("id", "3"),
                 ("sku", "4006381333931"),

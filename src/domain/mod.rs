@@ -38,10 +38,15 @@ pub use money::{Money, Price};
 pub use order::{NewOrder, Order, OrderFilter, OrderPatch, Quantity};
 pub use outbox::{Command, OutboxCounts, OutboxEntry, OutboxState, PROVISIONAL_ORDER_IDS};
 pub use page::{Page, Paged};
-pub use pet::{NewPet, Pet, PetFilter, PetPatch, PetSort, PetStatus, duplicate_sku, pet_has_orders};
+pub use pet::{
+    NewPet, Pet, PetFilter, PetPatch, PetSearch, PetSort, PetStatus, duplicate_sku, pet_has_orders,
+};
 pub use report::{Completed, DayRange, MAX_REPORT_DAYS, SalesDay, sales_days};
 pub use settings::{Currency, LowStockBelow, ShopSettings, TimeZone};
-pub use text::{Description, Name, Phone, Reason, Sku, fold, fold_sku, like_contains};
+pub use text::{
+    Description, Name, ONE_TYPO_FROM, Phone, Reason, Sku, fold, fold_sku, like_contains, like_halves,
+    like_one_typo,
+};
 pub use time::Timestamp;
 
 /// The validated newtypes are a plain number or string on the wire, and so in TypeScript.

@@ -198,8 +198,59 @@ pub struct PetFilter {
     pub category_id: Option<CategoryId>,
     /// Part of the name, matched case-insensitively.
     pub name_contains: Option<Name>,
+    /// A loose search (the clerk's): found in the name allowing one typo, or in the
+    /// description exactly; see [`PetSearch`].
+    pub search: Option<Name>,
     pub ids: Vec<PetId>,
     /// The pet with this barcode (ignoring case).
     pub sku: Option<Sku>,
     pub sort: PetSort,
+}
+
+impl PetFilter {
+    /// Whether the filter searches text: the list is then a scan, counted as it is read,
+    /// not a walk along an index with a kept count.
+    pub fn searches(&self) -> bool {
+        self.name_contains.is_some() || self.search.is_some()
+    }
+
+    /// The patterns of [`PetFilter::search`], for both engines.
+    pub fn search_patterns(&self) -> Option<PetSearch> {
+        self.search.as_ref().map(PetSearch::of)
+    }
+}
+
+/// A loose search as `LIKE ... ESCAPE '\'` patterns, the same for both engines: a pet is
+/// found if its folded name (`name_folded`: lower case, no accents) matches one of `halves`
+/// and one of `names`, or its description matches `description`.
+///
+/// - The name tolerates one typo from [`ONE_TYPO_FROM`](super::ONE_TYPO_FROM) characters of
+///   folded text on: one character missing, one different, or (from five on) one extra
+///   ([`like_one_typo`](super::like_one_typo)); so "Bela" finds "Bella", and "Bello" (one
+///   letter off "bell"). Shorter text is found exactly, as `q` finds it. `halves` changes
+///   nothing found: every such name holds one half of the text exactly
+///   ([`like_halves`](super::like_halves)), and two `LIKE`s most rows fail spare them the
+///   many of the typo.
+/// - The description is matched exactly (the text as typed, a substring), with no typo
+///   patterns: they would multiply the `LIKE`s every row is tried against, and a description
+///   is long enough to find nearly anything one letter off. Descriptions are not folded in
+///   the database, so the match ignores the case of the ASCII letters only (SQLite's `LIKE`;
+///   PostgreSQL's `ILIKE` under `COLLATE "C"`): "BELLA" finds "a calm bella", but "élise"
+///   does not find "Élise" in a description (it does in a name).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PetSearch {
+    pub halves: Vec<String>,
+    pub names: Vec<String>,
+    pub description: String,
+}
+
+impl PetSearch {
+    pub fn of(text: &Name) -> Self {
+        let folded = text.folded();
+        PetSearch {
+            halves: super::like_halves(&folded),
+            names: super::like_one_typo(&folded),
+            description: super::like_contains(text.as_str()),
+        }
+    }
 }

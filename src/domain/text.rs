@@ -121,13 +121,91 @@ pub fn fold(text: &str) -> String {
 /// `%text%` for a `LIKE ... ESCAPE '\'` search, with `%`, `_` and `\` escaped so that user
 /// text matches itself; the same pattern for both engines.
 pub fn like_contains(text: &str) -> String {
-    let mut pattern = String::with_capacity(text.len() + 2);
-    pattern.push('%');
-    for c in text.chars() {
-        if matches!(c, '%' | '_' | '\\') {
-            pattern.push('\\');
+    contains_pattern(text.chars().map(Some))
+}
+
+/// From this many characters on, a loose search tolerates one typo ([`like_one_typo`]).
+/// Shorter text is too short to guess from: one edit of three letters finds nearly anything.
+pub const ONE_TYPO_FROM: usize = 4;
+
+/// The `LIKE ... ESCAPE '\'` patterns that together find `text` inside a value allowing one
+/// typo: some part of the value is `text` with one character missing, one different, or
+/// (from five characters on) one extra. A value matches if it matches any of the patterns;
+/// `%`, `_` and `\` typed by the user match themselves, as in [`like_contains`]. Text
+/// shorter than [`ONE_TYPO_FROM`] characters gets the exact pattern alone.
+///
+/// No pattern is fewer than [`ONE_TYPO_FROM`] characters of the value: a four-letter text
+/// with one letter too many is a three-letter one, which is matched exactly, not left to
+/// find every name holding three of its letters ("bela" would find each "Bear" and
+/// "Beagle" by `%bea%`: 112,822 of the million demo pets against 23,203 Bellas).
+///
+/// For "bela": the exact `%bela%`; `%_ela%`, `%b_la%`, `%be_a%`, `%bel_%` (one typed
+/// wrong: any character in its place); `%b_ela%`, `%be_la%`, `%bel_a%` (one left out by the
+/// typist: any character between two). For "bella", also each character left out
+/// (`%ella%`, `%bela%`, ...), which finds everything the exact pattern and a wrong first or
+/// last character would: those are not listed, since every pattern is one more `LIKE` on
+/// every row.
+pub fn like_one_typo(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let n = chars.len();
+    if n < ONE_TYPO_FROM {
+        return vec![like_contains(text)];
+    }
+    let literal = |range: std::ops::Range<usize>| chars[range].iter().copied().map(Some);
+    let one_extra = n > ONE_TYPO_FROM;
+    let mut patterns: Vec<String> = Vec::with_capacity(3 * n);
+    if one_extra {
+        for i in 0..n {
+            patterns.push(contains_pattern(literal(0..i).chain(literal(i + 1..n))));
         }
-        pattern.push(c);
+    } else {
+        patterns.push(like_contains(text));
+    }
+    let wrong = if one_extra { 1..n - 1 } else { 0..n };
+    for i in wrong {
+        patterns.push(contains_pattern(literal(0..i).chain([None]).chain(literal(i + 1..n))));
+    }
+    for i in 1..n {
+        patterns.push(contains_pattern(literal(0..i).chain([None]).chain(literal(i..n))));
+    }
+    // A doubled letter left out either way is one pattern ("bella": `%bela%` twice).
+    let mut seen = std::collections::HashSet::new();
+    patterns.retain(|p| seen.insert(p.clone()));
+    patterns
+}
+
+/// Patterns one of which every value [`like_one_typo`]`(text)` finds matches: the two halves
+/// of `text`, exactly (one typo spoils at most one of them), or for short text its exact
+/// pattern. Two `LIKE`s that most rows fail, tried before the typo's many (up to 3 per
+/// character). Measured on the million demo pets (SQLite, a debug build whose SQLite is
+/// optimised; one request, count and first page): "friendly beagle" 0.93 s without them,
+/// 0.10 s with; a hundred characters 3.8 s, 0.10 s; "bella" 0.31 s, 0.14 s; `q=bella` 0.05 s.
+pub fn like_halves(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() < ONE_TYPO_FROM {
+        return vec![like_contains(text)];
+    }
+    let (first, second) = chars.split_at(chars.len() / 2);
+    vec![
+        contains_pattern(first.iter().copied().map(Some)),
+        contains_pattern(second.iter().copied().map(Some)),
+    ]
+}
+
+/// `%...%` around `pieces`: a character matching itself (escaped if `LIKE` would read it as
+/// a wildcard or the escape), or `None` for `_`, any one character.
+fn contains_pattern(pieces: impl Iterator<Item = Option<char>>) -> String {
+    let mut pattern = String::from("%");
+    for piece in pieces {
+        match piece {
+            Some(c) => {
+                if matches!(c, '%' | '_' | '\\') {
+                    pattern.push('\\');
+                }
+                pattern.push(c);
+            }
+            None => pattern.push('_'),
+        }
     }
     pattern.push('%');
     pattern
@@ -166,6 +244,120 @@ mod tests {
         assert!(Description::parse("nul \0 inside").is_err());
         // Tab and line feed are control characters even where trimming would drop them.
         assert!(Name::parse("\tRex\n").is_err());
+    }
+
+    #[test]
+    fn like_patterns_escape_the_users_wildcards() {
+        assert_eq!(like_contains(r"a%b_c\d"), r"%a\%b\_c\\d%");
+        // Each of the user's wildcards stays escaped in every pattern; the other `_`s are
+        // the typo's.
+        assert_eq!(
+            like_one_typo("b%l_"),
+            [
+                r"%b\%l\_%",
+                r"%_\%l\_%",
+                r"%b_l\_%",
+                r"%b\%_\_%",
+                r"%b\%l_%",
+                r"%b_\%l\_%",
+                r"%b\%_l\_%",
+                r"%b\%l_\_%"
+            ]
+        );
+        assert_eq!(like_halves("b%l_"), [r"%b\%%", r"%l\_%"]);
+    }
+
+    #[test]
+    fn short_text_is_found_exactly_and_longer_text_with_one_typo() {
+        assert_eq!(like_one_typo("bel"), ["%bel%"]);
+        assert_eq!(like_halves("bel"), ["%bel%"]);
+        assert_eq!(
+            like_one_typo("bela"),
+            ["%bela%", "%_ela%", "%b_la%", "%be_a%", "%bel_%", "%b_ela%", "%be_la%", "%bel_a%"]
+        );
+        assert_eq!(
+            like_one_typo("bella"),
+            [
+                "%ella%", "%blla%", "%bela%", "%bell%", "%b_lla%", "%be_la%", "%bel_a%", "%b_ella%",
+                "%be_lla%", "%bel_la%", "%bell_a%"
+            ],
+            "one left out, an inner one wrong, one missing; a doubled letter left out once"
+        );
+        assert_eq!(like_halves("bella"), ["%be%", "%lla%"]);
+    }
+
+    /// Whether some part of `value` is `text` with at most one character different, missing
+    /// or (if `extra` may be) extra: Sellers' approximate substring matching, the edit
+    /// distance to the best part of `value`, any start and end free.
+    fn within_one_typo(text: &[char], value: &[char], extra: bool) -> bool {
+        const FAR: usize = 2;
+        let mut row: Vec<usize> = vec![0; value.len() + 1];
+        for (i, t) in text.iter().enumerate() {
+            let mut next = vec![if extra { i + 1 } else { FAR }; value.len() + 1];
+            for (j, v) in value.iter().enumerate() {
+                let typed_extra = if extra { row[j + 1] + 1 } else { FAR };
+                next[j + 1] = (row[j] + usize::from(t != v)).min(typed_extra).min(next[j] + 1);
+            }
+            row = next;
+        }
+        row.into_iter().min().unwrap() <= 1
+    }
+
+    /// Every value up to six characters long over an alphabet of the texts' letters, the
+    /// wildcards and the escape, matched by SQLite itself: the patterns find exactly the
+    /// values within one typo of the text (and short text exactly), and each of those
+    /// matches one of the halves.
+    #[test]
+    fn the_patterns_find_exactly_what_is_one_typo_away() {
+        let alphabet = ['b', 'e', 'l', 'a', '%', '_', '\\'];
+        let mut values = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..6 {
+            last = last.iter().flat_map(|v| alphabet.iter().map(move |c| format!("{v}{c}"))).collect();
+            values.extend(last.iter().cloned());
+        }
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE v (value TEXT NOT NULL)").unwrap();
+        {
+            let mut insert = conn.prepare("INSERT INTO v VALUES (?1)").unwrap();
+            for v in &values {
+                insert.execute([v]).unwrap();
+            }
+        }
+        let any = |n: usize| vec!["value LIKE ? ESCAPE '\\'"; n].join(" OR ");
+        for text in ["bela", "bell", "a%b_", "bella", r"e\l_a", "aaaa", "%_%_%", "bel", "%_"] {
+            let (patterns, halves) = (like_one_typo(text), like_halves(text));
+            let typo = any(patterns.len());
+            let halved = format!("({}) AND ({typo})", any(halves.len()));
+            for (condition, params) in
+                [(typo.clone(), patterns.clone()), (halved, [&halves[..], &patterns].concat())]
+            {
+                let mut found: Vec<String> = conn
+                    .prepare(&format!("SELECT value FROM v WHERE {condition}"))
+                    .unwrap()
+                    .query_map(rusqlite::params_from_iter(params), |r| r.get(0))
+                    .unwrap()
+                    .collect::<rusqlite::Result<_>>()
+                    .unwrap();
+                found.sort();
+                let t: Vec<char> = text.chars().collect();
+                let mut expected: Vec<String> = values
+                    .iter()
+                    .filter(|v| {
+                        let v: Vec<char> = v.chars().collect();
+                        if t.len() < ONE_TYPO_FROM {
+                            v.windows(t.len()).any(|w| w == t)
+                        } else {
+                            within_one_typo(&t, &v, t.len() > ONE_TYPO_FROM)
+                        }
+                    })
+                    .cloned()
+                    .collect();
+                expected.sort();
+                assert!(!expected.is_empty() && expected.len() < values.len(), "{text:?}");
+                assert_eq!(found, expected, "{text:?}: {condition}");
+            }
+        }
     }
 
     #[test]

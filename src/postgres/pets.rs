@@ -67,6 +67,19 @@ pub(super) async fn list(c: &impl GenericClient, filter: &PetFilter, page: Page)
     if let Some(q) = &filter.name_contains {
         w.and("name_folded LIKE $? ESCAPE '\\'", like_contains(&q.folded()));
     }
+    if let Some(search) = filter.search_patterns() {
+        // Arrays, so that every search text is one statement (prepared once per connection)
+        // whatever its number of patterns; `\` is LIKE's default escape. The halves first:
+        // most rows stop there. ILIKE under "C" ignores the case of ASCII letters alone, as
+        // SQLite's LIKE does, so that both engines find the same pets whatever the locale.
+        let halves = w.bind(search.halves);
+        let names = w.bind(search.names);
+        let clause = format!(
+            "((name_folded LIKE ANY({halves}) AND name_folded LIKE ANY({names})) \
+              OR description COLLATE \"C\" ILIKE $? ESCAPE '\\')"
+        );
+        w.and(&clause, search.description);
+    }
     if let Some(sku) = &filter.sku {
         w.and("sku_folded = $?", sku.folded());
     }
@@ -79,7 +92,7 @@ pub(super) async fn list(c: &impl GenericClient, filter: &PetFilter, page: Page)
     }
 
     // Without a search the count is the kept one (a category and status filter).
-    let total = if filter.name_contains.is_none() {
+    let total = if !filter.searches() {
         let counted =
             if counted.is_empty() { String::new() } else { format!("WHERE {}", counted.join(" AND ")) };
         format!("SELECT coalesce(sum(pets), 0) FROM pet_counts {counted}")
@@ -99,7 +112,7 @@ pub(super) async fn list(c: &impl GenericClient, filter: &PetFilter, page: Page)
     // its time for a page (measured: `tests/bench/README.md`, PostgreSQL). Elsewhere the
     // planner needs them to choose between walking the order and sorting what the filters
     // find.
-    let walked = filter.name_contains.is_none()
+    let walked = !filter.searches()
         && filter.statuses.len() <= 1
         && match filter.sort {
             PetSort::Name | PetSort::NameDesc => true,

@@ -46,7 +46,7 @@ const SHORT_WALK: u32 = 1_000;
 pub(super) fn is_bounded(filter: &PetFilter, page: Page) -> bool {
     !filter.ids.is_empty()
         || filter.sku.is_some()
-        || (filter.name_contains.is_none() && page.offset() + page.limit() <= SHORT_WALK)
+        || (!filter.searches() && page.offset() + page.limit() <= SHORT_WALK)
 }
 
 pub(super) fn list(
@@ -66,8 +66,7 @@ pub(super) fn list(
     // Without a search the count is the kept one (a category and status filter), and its
     // version follows everything that orders the list (name or id): bookmarks serve it.
     let count = |c: &Connection| counts::pets(c, &filter.statuses, filter.category_id);
-    let kept =
-        filter.name_contains.is_none().then_some(KeptList { count: &count, bookmarks: Some(bookmarks) });
+    let kept = (!filter.searches()).then_some(KeptList { count: &count, bookmarks: Some(bookmarks) });
     paging::page(conn, &w, PETS, order, page, kept, from_row)
 }
 
@@ -84,6 +83,16 @@ fn list_query(filter: &PetFilter) -> (Filter, &'static str) {
     if let Some(q) = &filter.name_contains {
         w.and("name_folded LIKE ? ESCAPE '\\'", [Value::Text(like_contains(&q.folded()))]);
     }
+    if let Some(search) = filter.search_patterns() {
+        // SQLite's LIKE ignores the case of ASCII letters, which is what the description
+        // needs (the name is folded already). The halves first: most rows stop there.
+        let any = |n: usize| vec!["name_folded LIKE ? ESCAPE '\\'"; n].join(" OR ");
+        let (halves, names) = (any(search.halves.len()), any(search.names.len()));
+        w.and(
+            &format!("((({halves}) AND ({names})) OR description LIKE ? ESCAPE '\\')"),
+            search.halves.into_iter().chain(search.names).chain([search.description]).map(Value::Text),
+        );
+    }
     w.and_in("id", filter.ids.iter().map(|id| Value::Integer(id.get())));
 
     let (order, by_name) = match filter.sort {
@@ -93,7 +102,7 @@ fn list_query(filter: &PetFilter) -> (Filter, &'static str) {
         PetSort::NameDesc => ("name_folded DESC, id DESC", true),
     };
     // The Pets screen's list: `pets_by_category_status_name` holds all of it (schema 6).
-    let plain = filter.name_contains.is_none() && filter.ids.is_empty() && filter.sku.is_none();
+    let plain = !filter.searches() && filter.ids.is_empty() && filter.sku.is_none();
     if plain && filter.category_id.is_some() && filter.statuses.len() == 1 && by_name {
         w.covered_by_an_index();
     }

@@ -31,6 +31,7 @@ mod paging;
 mod pets;
 mod replicas;
 mod request_timeouts;
+mod search;
 mod support;
 mod upgrade;
 mod versions;

@@ -21,6 +21,11 @@ pub struct PetQuery {
     /// Part of the name; blank means no search.
     #[serde(default)]
     pub q: Option<String>,
+    /// The loose search: in the name with one typo allowed (from 4 characters), or in the
+    /// description; blank means none.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default)]
+    pub search: Option<String>,
     /// A barcode, as a scanner typed it: the pet with it.
     #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default)]
@@ -36,10 +41,8 @@ pub struct PetQuery {
 
 impl PetQuery {
     fn parse(self) -> CommandResult<(PetFilter, petstore::domain::Page)> {
-        let name_contains = match self.q.as_deref().map(str::trim).filter(|q| !q.is_empty()) {
-            Some(q) => Some(Name::parse(q).map_err(CommandError::validation)?),
-            None => None,
-        };
+        let name_contains = search_text(self.q.as_deref())?;
+        let search = search_text(self.search.as_deref())?;
         let sort = match self.sort.as_deref() {
             Some(sort) => sort.parse().map_err(CommandError::validation)?,
             None => PetSort::default(),
@@ -48,11 +51,20 @@ impl PetQuery {
             statuses: self.statuses,
             category_id: self.category_id,
             name_contains,
+            search,
             ids: self.ids,
             sku: self.sku,
             sort,
         };
         Ok((filter, self.page.parse()?))
+    }
+}
+
+/// A search text as the screen sent it: blank means none.
+fn search_text(text: Option<&str>) -> CommandResult<Option<Name>> {
+    match text.map(str::trim).filter(|text| !text.is_empty()) {
+        Some(text) => Ok(Some(Name::parse(text).map_err(CommandError::validation)?)),
+        None => Ok(None),
     }
 }
 

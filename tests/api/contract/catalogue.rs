@@ -61,6 +61,12 @@ pub(super) async fn pets_are_listed_filtered_sorted_and_paged(p: &dyn Petstore, 
         let listed = t.ok(&format!("q={q}"), list(filter, all()).await);
         assert_eq!((listed.items.len(), listed.total), (0, 0), "q={q}");
     }
+    // The loose search: a name with one typo from four letters on, or a description.
+    for (text, expected) in [("Bela", vec!["bella"]), ("SHY", vec!["bella"]), ("Charrlie", vec!["Charlie"])] {
+        let filter = PetFilter { search: Some(name(text)), ..Default::default() };
+        let listed = t.ok(&format!("search={text}"), list(filter, all()).await);
+        assert_eq!((names(&listed), listed.total), (expected, 1), "search={text}");
+    }
 
     let by_ids = PetFilter { ids: vec![pid(5), pid(1), pid(99)], ..Default::default() };
     let listed = t.ok("ids 5, 1, 99", list(by_ids, all()).await);

@@ -10,6 +10,11 @@ export type PetQuery = { statuses: Array<PetStatus>, categoryId: number | null,
  */
 q: string | null, 
 /**
+ * The loose search: in the name with one typo allowed (from 4 characters), or in the
+ * description; blank means none.
+ */
+search?: string, 
+/**
  * A barcode, as a scanner typed it: the pet with it.
  */
 sku?: string, ids: Array<number>, 
