@@ -24,7 +24,7 @@ function backend(more: Record<string, Handler> = {}) {
       const pets = [pet(2, 'Bella'), pet(1, 'Rex'), pet(3, 'Tom', { categoryId: 2, status: 'sold' })].filter(
         (p) =>
           (query.categoryId === null || p.categoryId === query.categoryId) &&
-          (!query.q || p.name.toLowerCase().includes(query.q.toLowerCase())),
+          (!query.search || p.name.toLowerCase().includes(query.search.toLowerCase())),
       );
       return paged(pets.slice(0, query.limit ?? 20), pets.length);
     },
@@ -140,7 +140,7 @@ describe('Inventory screen', () => {
     await userEvent.type(screen.getByTestId('inventory-search'), 'bel{Enter}');
     await waitFor(() => expect(screen.getAllByTestId(/^inventory-row-/).map((r) => r.dataset.testid)).toEqual(['inventory-row-2']));
     expect(screen.getByTestId('quantity-2')).toHaveTextContent('9');
-    expect(b.argsOf('list_pets').at(-1)!.query).toMatchObject({ q: 'bel', categoryId: null, sort: 'name' });
+    expect(b.argsOf('list_pets').at(-1)!.query).toMatchObject({ search: 'bel', categoryId: null, sort: 'name' });
 
     // Low stock is the server's own list: the search waits until it is off.
     await userEvent.click(screen.getByTestId('low-stock'));

@@ -164,7 +164,7 @@ describe('Pets screen at the counter', () => {
     await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
 
     await userEvent.type(search, 'nem{Enter}');
-    await waitFor(() => expect(b.argsOf('list_pets').at(-1)!.query).toMatchObject({ q: 'nem', limit: 25 }));
+    await waitFor(() => expect(b.argsOf('list_pets').at(-1)!.query).toMatchObject({ search: 'nem', limit: 25 }));
     expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
   });
 

@@ -92,6 +92,8 @@ const handlers: Record<string, Handler> = {
         (q.statuses.length === 0 || q.statuses.includes(p.status)) &&
         (q.categoryId === null || p.categoryId === q.categoryId) &&
         (!q.q || p.name.toLowerCase().includes(q.q.toLowerCase())) &&
+        // The loose search's typo is the server's: here, the name or the description.
+        (!q.search || `${p.name} ${p.description ?? ''}`.toLowerCase().includes(q.search.toLowerCase())) &&
         (!q.sku || p.sku?.toLowerCase() === q.sku.toLowerCase()) &&
         (q.ids.length === 0 || q.ids.includes(p.id)),
     );
