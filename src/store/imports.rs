@@ -38,7 +38,7 @@ pub(super) fn import(tx: &Connection, rows: &[ImportRow], create_categories: boo
     // stock only in an UPDATE, and a till's mirror reads the stock of the pets it names.
     let mut set_stock = tx.prepare_cached("UPDATE pets SET stock = ?2 WHERE id = ?1")?;
     for (row, new) in plan.pets(&made) {
-        let pet = pets::insert(tx, &new, 0).map_err(|e| ImportPlan::pet_refused(row, e))?;
+        let pet = pets::insert(tx, &new).map_err(|e| ImportPlan::pet_refused(row, e))?;
         if let Some(stock) = row.stock.map(|s| s.get()).filter(|&s| s > 0) {
             set_stock.execute(params![pet, stock])?;
             super::inventory::record_import(tx, pet, stock)?;

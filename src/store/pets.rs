@@ -122,19 +122,18 @@ pub(super) fn get(conn: &Connection, id: PetId) -> Result<Pet> {
 
 pub(super) fn create(conn: &Connection, new: &NewPet) -> Result<Pet> {
     categories::ensure_exists(conn, new.category_id)?;
-    get(conn, insert(conn, new, 0)?)
+    get(conn, insert(conn, new)?)
 }
 
-/// A new pet's row with `stock`, its category known to exist (an import checked them all).
-pub(super) fn insert(conn: &Connection, new: &NewPet, stock: i64) -> Result<PetId> {
+/// A new pet's row, with no stock, its category known to exist (an import checked them all).
+pub(super) fn insert(conn: &Connection, new: &NewPet) -> Result<PetId> {
     let mut insert = conn.prepare_cached(
         "INSERT INTO pets (name, name_folded, category_id, status, description, price_cents, sku, sku_folded,
                            stock, stock_updated_at, created_at, updated_at)
          VALUES (:name, :name_folded, :category_id, :status, :description, :price_cents, :sku, :sku_folded,
-                 :stock, :now, :now, :now)",
+                 0, :now, :now, :now)",
     )?;
     bind_fields(&mut insert, new)?;
-    insert.raw_bind_parameter(":stock", stock)?;
     insert.raw_bind_parameter(":now", Timestamp::now())?;
     insert.raw_execute().map_err(|e| on_duplicate_sku(e, new.sku.as_ref()))?;
     PetId::try_from(conn.last_insert_rowid()).map_err(Error::internal)
