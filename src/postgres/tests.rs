@@ -303,6 +303,28 @@ async fn two_replicas_ordering_one_pet_at_once_never_oversell() {
     assert_eq!(orders.total, 100);
 }
 
+/// Orders have no foreign key to their pet since migration 0005; its trigger keeps a pet
+/// with orders from being deleted by SQL that bypasses the API's own check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_refuses_to_delete_a_pet_with_orders() {
+    let Some(target) = database().await else { return };
+    let store = PgStore::connect(&target).await.unwrap();
+    let (sold, unsold) = (
+        store.create_pet(body(r#"{"name": "Rex"}"#)).await.unwrap(),
+        store.create_pet(body(r#"{"name": "Nemo"}"#)).await.unwrap(),
+    );
+    store.set_inventory(sold.id, body(r#"{"quantity": 3}"#)).await.unwrap();
+    store.place_order(body(&format!(r#"{{"petId": {}, "quantity": 1}}"#, sold.id))).await.unwrap();
+    let (client, connection) = target.connect().await.unwrap();
+    tokio::spawn(connection);
+    let refused = client.execute("DELETE FROM pets WHERE id = $1", &[&sold.id.get()]).await.unwrap_err();
+    let db = refused.as_db_error().unwrap();
+    assert_eq!(db.code(), &tokio_postgres::error::SqlState::FOREIGN_KEY_VIOLATION);
+    assert_eq!(db.message(), format!("pet {} has orders and cannot be deleted", sold.id));
+    assert_eq!(client.execute("DELETE FROM pets WHERE id = $1", &[&unsold.id.get()]).await.unwrap(), 1);
+    assert_eq!(store.get_pet(sold.id).await.unwrap().name.as_str(), "Rex");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_idempotency_key_places_one_order_across_replicas() {
     let Some(target) = database().await else { return };

@@ -319,6 +319,31 @@ def reads_only() -> int:
     return 0 if ok else 1
 
 
+def orders_only() -> int:
+    """`run.py --only-pg-orders`: pgbench -N, the seed of 100,000 pets and the orders of one
+    replica, printed and judged in about two minutes (BENCHMARKS.md is left alone)."""
+    r = bench.Results()
+    try:
+        with Postgres(bench.WORK / "postgres") as pg:
+            tps = r.attempt("pg pgbench -N", pgbench, pg)
+            r.attempt("pg seed small", seed, pg, "shop_small", bench.SMALL)
+            o = r.attempt("pg orders 1", orders, pg, "shop_small", 1)
+    except bench.BenchError as e:
+        bench.say(f"postgres: ERROR: {e}")
+        return 1
+    if tps is None or o is None:
+        bench.say(f"pg orders: not measured: {r.errors}")
+        return 1
+    share = o.created_per_sec / tps
+    ok = share >= ORDERS_SHARE_OF_PGBENCH and not o.problems and all(c[1] for c in o.checks)
+    bench.say(f"pg POST /store/orders: {o.created_per_sec:,.0f} 201s/s, CPU {o.cores:.2f} cores; pgbench -N "
+              f"{tps:,.0f} tps: {share:.2f} x (target >= {ORDERS_SHARE_OF_PGBENCH}: {'met' if ok else 'MISSED'})"
+              f"{'; ' + '; '.join(o.problems) if o.problems else ''}")
+    for name, good, detail in o.checks:
+        bench.say(f"  {name}: {'yes' if good else 'NO'} ({detail})")
+    return 0 if ok else 1
+
+
 def rows(r: "bench.Results", j: "bench.Judge") -> list:
     """The report's PostgreSQL table: scenario, figure, p50, p99, baseline, target, met."""
     f, out = r.figures, []

@@ -1090,17 +1090,21 @@ def main() -> int:
                         help="measure only GET /pets/{petId} on PostgreSQL against the ceiling (and the seed it needs)")
     parser.add_argument("--only-csv", action="store_true",
                         help="measure only the CSV export and import figures (and the seeds they need), both engines")
+    parser.add_argument("--only-pg-orders", action="store_true",
+                        help="measure only POST /store/orders on one PostgreSQL replica against pgbench -N")
     parser.add_argument("--only-pg-page", action="store_true",
                         help="measure only the PostgreSQL filtered page (and the seed it needs)")
     args = parser.parse_args()
 
     wall = time.monotonic()
     LOGS.mkdir(parents=True, exist_ok=True)
-    build(args.skip_criterion or args.only_pg_page or args.only_pg_reads or args.only_csv)
+    build(args.skip_criterion or args.only_pg_page or args.only_pg_reads or args.only_csv or args.only_pg_orders)
     if args.only_pg_page:
         return postgres.page_only()
     if args.only_pg_reads:
         return postgres.reads_only()
+    if args.only_pg_orders:
+        return postgres.orders_only()
     if args.only_csv:
         return csv_only()
     if args.only_remote:
