@@ -87,26 +87,29 @@ pub async fn export_csv(
             return Err(CommandError::validation("give both from and to, or neither"));
         }
     };
-    let partial = path.with_extension("csv.part");
     let unwritable =
         |e: std::io::Error| CommandError::validation(format!("could not write {}: {e}", path.display()));
-    let mut file = tokio::fs::File::create(&partial).await.map_err(unwritable)?;
-    let mut written = 0_u64;
-    let mut chunks = export.csv(store);
-    while let Some(chunk) = chunks.next().await {
-        let chunk = match chunk {
-            Ok(chunk) => chunk,
-            Err(e) => {
-                let _ = tokio::fs::remove_file(&partial).await;
-                return Err(e.into());
-            }
-        };
-        file.write_all(&chunk).await.map_err(unwritable)?;
-        written += chunk.len() as u64;
+    // Written beside the file and renamed into place: whoever opens `path` finds the last
+    // whole export or this one, never a part. A part is removed whatever stopped it.
+    let partial = path.with_extension("csv.part");
+    let written = async {
+        let mut file = tokio::fs::File::create(&partial).await.map_err(unwritable)?;
+        let mut written = 0_u64;
+        let mut chunks = export.csv(store);
+        while let Some(chunk) = chunks.next().await {
+            let chunk = chunk?;
+            file.write_all(&chunk).await.map_err(unwritable)?;
+            written += chunk.len() as u64;
+        }
+        file.sync_all().await.map_err(unwritable)?;
+        tokio::fs::rename(&partial, &path).await.map_err(unwritable)?;
+        Ok::<_, CommandError>(written)
     }
-    file.sync_all().await.map_err(unwritable)?;
-    tokio::fs::rename(&partial, &path).await.map_err(unwritable)?;
-    Ok(written)
+    .await;
+    if written.is_err() {
+        let _ = tokio::fs::remove_file(&partial).await;
+    }
+    written
 }
 
 /// Imports the pets of the CSV file at `path` (the columns of `POST /imports/pets`), or with

@@ -68,6 +68,14 @@ fn an_export_is_written_whole_where_the_clerk_chose() {
     let refused =
         app.fails("export_csv", json!({ "kind": "inventory", "path": nowhere, "from": null, "to": null }));
     assert!(refused["message"].as_str().unwrap().starts_with("could not write"), "{refused}");
+    // Written whole, then refused at the last step (a folder has the file's name): the part
+    // written beside it goes too.
+    let folder = app.dir.path().join("taken.csv");
+    std::fs::create_dir(&folder).unwrap();
+    let refused =
+        app.fails("export_csv", json!({ "kind": "pets", "path": folder, "from": null, "to": null }));
+    assert!(refused["message"].as_str().unwrap().starts_with("could not write"), "{refused}");
+    assert!(!app.dir.path().join("taken.csv.part").exists(), "the part is removed after a failure");
 }
 
 #[test]
