@@ -195,9 +195,10 @@ mod tests {
     fn a_petstore_error_keeps_its_code_and_message() {
         let base = BaseUrl::parse("http://127.0.0.1:8787").unwrap();
         let call = call_on(&base, &reqwest::Method::GET);
-        let body = br#"{"code":"pet_not_available","message":"pet 3 is sold, not available","status":409}"#;
+        let body =
+            br#"{"code":"pet_not_available","message":"Nemo (#3) is sold, not available","status":409}"#;
         let e = status(&call, StatusCode::CONFLICT, Some("application/json"), body);
-        assert_eq!(e, Error::new(ErrorCode::PetNotAvailable, "pet 3 is sold, not available"));
+        assert_eq!(e, Error::new(ErrorCode::PetNotAvailable, "Nemo (#3) is sold, not available"));
 
         let body = br#"{"code":"unauthorized","message":"the API key is not valid","status":401}"#;
         let e = status(&call, StatusCode::UNAUTHORIZED, Some("application/json"), body);

@@ -3,8 +3,25 @@
 //! checks every change of stock passes. Pure, so each rule has its own unit test; each
 //! engine applies them inside the transaction that changes the stock.
 
+use std::fmt;
+
 use crate::domain::{Order, PetId, PetStatus, StockLevel};
 use crate::error::{Error, ErrorCode, Result};
+
+/// A pet as a refusal names it, "Nemo (#6)": the name is what the clerk at the counter
+/// knows it by, the id tells two Nemos apart. Every engine's row that locks a pet for a
+/// change of stock reads its name, so the refusals cost no extra read.
+#[derive(Debug, Clone, Copy)]
+pub struct NamedPet<'a> {
+    pub id: PetId,
+    pub name: &'a str,
+}
+
+impl fmt::Display for NamedPet<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (#{})", self.name, self.id)
+    }
+}
 
 /// What moved the stock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,10 +54,10 @@ pub fn next_status(current: PetStatus, event: StockEvent, stock: i64, open_order
 /// Refuses a stock above the maximum. Returning units (a cancellation, a smaller order) can
 /// push a pet that was restocked meanwhile over it; refused here, for every caller, rather
 /// than by the table's CHECK as an internal error.
-pub fn check_stock_limit(pet: PetId, stock: i64) -> Result<()> {
+pub fn check_stock_limit(pet: NamedPet<'_>, stock: i64) -> Result<()> {
     if stock > StockLevel::MAX {
         return Err(Error::validation(format!(
-            "this would raise pet {pet}'s stock to {stock}, above the maximum {}; lower its stock first",
+            "this would raise {pet}'s stock to {stock}, above the maximum {}; lower its stock first",
             StockLevel::MAX
         )));
     }
@@ -48,22 +65,19 @@ pub fn check_stock_limit(pet: PetId, stock: i64) -> Result<()> {
 }
 
 /// Only an available pet can be ordered.
-pub fn ensure_available(pet: PetId, status: PetStatus) -> Result<()> {
+pub fn ensure_available(pet: NamedPet<'_>, status: PetStatus) -> Result<()> {
     if status != PetStatus::Available {
-        return Err(Error::conflict(
-            ErrorCode::PetNotAvailable,
-            format!("pet {pet} is {status}, not available"),
-        ));
+        return Err(Error::conflict(ErrorCode::PetNotAvailable, format!("{pet} is {status}, not available")));
     }
     Ok(())
 }
 
 /// An order may take `wanted` more of a pet that has `stock`.
-pub fn ensure_stock(pet: PetId, stock: i64, wanted: i64) -> Result<()> {
+pub fn ensure_stock(pet: NamedPet<'_>, stock: i64, wanted: i64) -> Result<()> {
     if stock < wanted {
         return Err(Error::conflict(
             ErrorCode::InsufficientStock,
-            format!("pet {pet} has {stock} in stock; {wanted} more were asked for"),
+            format!("{pet} has {stock} in stock; {wanted} more were asked for"),
         ));
     }
     Ok(())
@@ -81,17 +95,17 @@ pub fn ensure_open(order: &Order) -> Result<()> {
 }
 
 /// The stock after staff adjust `current` by `delta`, if it stays within 0 and the maximum.
-pub fn adjusted(pet: PetId, current: i64, delta: i64) -> Result<i64> {
+pub fn adjusted(pet: NamedPet<'_>, current: i64, delta: i64) -> Result<i64> {
     let after = current + delta;
     if after < 0 {
         return Err(Error::conflict(
             ErrorCode::InsufficientStock,
-            format!("pet {pet} has {current} in stock; cannot remove {}", -delta),
+            format!("{pet} has {current} in stock; cannot remove {}", -delta),
         ));
     }
     if after > StockLevel::MAX {
         return Err(Error::validation(format!(
-            "delta {delta} would raise pet {pet}'s stock to {after}, above the maximum {}",
+            "delta {delta} would raise {pet}'s stock to {after}, above the maximum {}",
             StockLevel::MAX
         )));
     }
@@ -134,6 +148,17 @@ mod tests {
     fn counting_stock_above_zero_makes_the_pet_available() {
         assert_eq!(next_status(Sold, Counted, 5, 0), Available);
         assert_eq!(next_status(Pending, Counted, 5, 2), Available);
+    }
+
+    #[test]
+    fn refusals_name_the_pet_by_name_and_id() {
+        let nemo = NamedPet { id: PetId::try_from(6).unwrap(), name: "Nemo" };
+        let short = ensure_stock(nemo, 2, 3).unwrap_err();
+        assert_eq!(short.message, "Nemo (#6) has 2 in stock; 3 more were asked for");
+        let sold = ensure_available(nemo, Sold).unwrap_err();
+        assert_eq!(sold.message, "Nemo (#6) is sold, not available");
+        assert_eq!(adjusted(nemo, 2, -3).unwrap_err().message, "Nemo (#6) has 2 in stock; cannot remove 3");
+        assert!(ensure_stock(nemo, 3, 3).is_ok() && ensure_available(nemo, Available).is_ok());
     }
 
     #[test]

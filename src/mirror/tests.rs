@@ -183,9 +183,9 @@ async fn two_tills_offline_selling_the_last_one_place_one_order_and_the_other_ne
         [a.outbox().await.unwrap(), b.outbox().await.unwrap()].into_iter().flatten().collect();
     assert_eq!(attention.len(), 1, "{attention:?}");
     assert_eq!(attention[0].state, OutboxState::Attention);
-    // In the server's words: the last one sold, the pet is sold.
+    // In the server's words: the last one sold, the pet (by name and id) is sold.
     assert!(
-        attention[0].reason.as_deref().unwrap_or("").contains(&format!("pet {}", pets[0])),
+        attention[0].reason.as_deref().unwrap_or("").contains(&format!("(#{}) is sold", pets[0])),
         "{attention:?}"
     );
     for till in [&a, &b] {

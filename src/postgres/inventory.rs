@@ -100,7 +100,7 @@ pub(super) async fn adjust(
 ) -> Result<InventoryItem> {
     let current = stock_row(c, pet).await?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
     let delta = adjustment.delta.get();
-    let after = adjusted(pet, current.stock, delta)?;
+    let after = adjusted(current.named(), current.stock, delta)?;
     record(c, pet, delta, adjustment.reason.as_str(), after).await?;
     set_stock(c, pet, &current, after, StockEvent::Counted).await?;
     get(c, pet).await

@@ -153,9 +153,9 @@ pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result
 /// placed and completed in one step. Every refusal comes before any write.
 pub(super) async fn place(c: &impl GenericClient, new: &NewOrder) -> Result<Order> {
     let pet = stock_row(c, new.pet_id).await?.ok_or_else(|| no_such_pet(new.pet_id))?;
-    ensure_available(new.pet_id, pet.status)?;
+    ensure_available(pet.named(), pet.status)?;
     let quantity = new.quantity.get();
-    ensure_stock(new.pet_id, pet.stock, quantity)?;
+    ensure_stock(pet.named(), pet.stock, quantity)?;
 
     let now = Timestamp::now();
     let [ship, completed, name, folded, phone, note] = own_fields(new, now);
@@ -206,7 +206,7 @@ pub(super) async fn update(c: &impl GenericClient, id: OrderId, patch: &OrderPat
         if more != 0 {
             let pet =
                 stock_row(c, order.pet_id).await?.ok_or_else(|| Error::internal("order without pet"))?;
-            ensure_stock(order.pet_id, pet.stock, more)?;
+            ensure_stock(pet.named(), pet.stock, more)?;
             let sql = "UPDATE orders SET quantity = $2 WHERE id = $1";
             c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &quantity.get()])
                 .await

@@ -9,12 +9,15 @@ use deadpool_postgres::GenericClient;
 use super::pg;
 use super::types::col;
 pub(super) use crate::domain::status_rules::StockEvent;
-use crate::domain::status_rules::{check_stock_limit, next_status};
+use crate::domain::status_rules::{NamedPet, check_stock_limit, next_status};
 use crate::domain::{PetId, PetStatus, Timestamp};
 use crate::error::Result;
 
 /// A pet's status and stock as a write sees them, its row locked.
 pub(super) struct StockRow {
+    pub id: PetId,
+    /// What a refusal calls it ([`NamedPet`]).
+    pub name: String,
     pub status: PetStatus,
     pub stock: i64,
     /// What an order placed now costs a unit.
@@ -23,9 +26,24 @@ pub(super) struct StockRow {
 
 /// The pet's status and stock, its row locked until the transaction `c` ends.
 pub(super) async fn stock_row(c: &impl GenericClient, pet: PetId) -> Result<Option<StockRow>> {
-    let sql = "SELECT status, stock, price_cents FROM pets WHERE id = $1 FOR UPDATE";
+    let sql = "SELECT status, stock, price_cents, name FROM pets WHERE id = $1 FOR UPDATE";
     let row = c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&pet.get()]).await.map_err(pg)?;
-    row.map(|r| Ok(StockRow { status: col(&r, 0)?, stock: col(&r, 1)?, price: col(&r, 2)? })).transpose()
+    row.map(|r| {
+        Ok(StockRow {
+            id: pet,
+            name: col(&r, 3)?,
+            status: col(&r, 0)?,
+            stock: col(&r, 1)?,
+            price: col(&r, 2)?,
+        })
+    })
+    .transpose()
+}
+
+impl StockRow {
+    pub fn named(&self) -> NamedPet<'_> {
+        NamedPet { id: self.id, name: &self.name }
+    }
 }
 
 /// Stores `stock` for `pet`, whose row the caller locked as `current`, and moves its
@@ -38,7 +56,7 @@ pub(super) async fn set_stock(
     stock: i64,
     event: StockEvent,
 ) -> Result<()> {
-    check_stock_limit(pet, stock)?;
+    check_stock_limit(current.named(), stock)?;
     let open_orders: i64 = if stock == 0 {
         let sql = "SELECT count(*) FROM orders WHERE pet_id = $1 AND NOT complete";
         col(&c.query_one(&c.prepare_cached(sql).await.map_err(pg)?, &[&pet.get()]).await.map_err(pg)?, 0)?

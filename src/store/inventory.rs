@@ -80,7 +80,7 @@ pub(super) fn adjust(
 ) -> Result<InventoryItem> {
     let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
     let delta = adjustment.delta.get();
-    let after = adjusted(pet, current.stock, delta)?;
+    let after = adjusted(current.named(), current.stock, delta)?;
     record(conn, pet, delta, adjustment.reason.as_str(), after)?;
     set_stock(conn, pet, &current, after, StockEvent::Counted)?;
     get(conn, pet)

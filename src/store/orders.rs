@@ -72,9 +72,9 @@ pub(super) fn place(conn: &Connection, new: &NewOrder) -> Result<Order> {
     let pet = stock_row(conn, new.pet_id)?.ok_or_else(|| {
         Error::new(ErrorCode::InvalidReference, format!("petId {} names no pet", new.pet_id))
     })?;
-    ensure_available(new.pet_id, pet.status)?;
+    ensure_available(pet.named(), pet.status)?;
     let quantity = new.quantity.get();
-    ensure_stock(new.pet_id, pet.stock, quantity)?;
+    ensure_stock(pet.named(), pet.stock, quantity)?;
 
     let now = Timestamp::now();
     let id = insert(conn, None, new, now, pet.price)?;
@@ -135,7 +135,7 @@ pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Resu
         let more = quantity.get() - order.quantity;
         if more != 0 {
             let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
-            ensure_stock(order.pet_id, pet.stock, more)?;
+            ensure_stock(pet.named(), pet.stock, more)?;
             conn.execute("UPDATE orders SET quantity = ?2 WHERE id = ?1", params![id, quantity.get()])?;
             let event = if more > 0 { StockEvent::Taken } else { StockEvent::Returned };
             set_stock(conn, order.pet_id, &pet, pet.stock - more, event)?;

@@ -6,12 +6,15 @@
 use rusqlite::{Connection, OptionalExtension, params};
 
 pub(super) use crate::domain::status_rules::StockEvent;
-use crate::domain::status_rules::{check_stock_limit, next_status};
+use crate::domain::status_rules::{NamedPet, check_stock_limit, next_status};
 use crate::domain::{PetId, PetStatus, Timestamp};
 use crate::error::Result;
 
 /// A pet's status and stock as a write sees them.
 pub(super) struct StockRow {
+    pub id: PetId,
+    /// What a refusal calls it ([`NamedPet`]).
+    pub name: String,
     pub status: PetStatus,
     pub stock: i64,
     /// What an order placed now costs a unit.
@@ -22,11 +25,23 @@ pub(super) fn stock_row(conn: &Connection, pet: PetId) -> Result<Option<StockRow
     // Cached statements, here and below: every order runs them, and parsing the SQL again
     // each time cost the writer more than running it.
     Ok(conn
-        .prepare_cached("SELECT status, stock, price_cents FROM pets WHERE id = ?1")?
+        .prepare_cached("SELECT status, stock, price_cents, name FROM pets WHERE id = ?1")?
         .query_row([pet], |r| {
-            Ok(StockRow { status: r.get(0)?, stock: r.get(1)?, price: super::pets::price(r, 2)? })
+            Ok(StockRow {
+                id: pet,
+                name: r.get(3)?,
+                status: r.get(0)?,
+                stock: r.get(1)?,
+                price: super::pets::price(r, 2)?,
+            })
         })
         .optional()?)
+}
+
+impl StockRow {
+    pub fn named(&self) -> NamedPet<'_> {
+        NamedPet { id: self.id, name: &self.name }
+    }
 }
 
 /// Stores `stock` for `pet`, whose row the caller read in this transaction as `current`,
@@ -43,7 +58,7 @@ pub(super) fn set_stock(
     stock: i64,
     event: StockEvent,
 ) -> Result<()> {
-    check_stock_limit(pet, stock)?;
+    check_stock_limit(current.named(), stock)?;
     let open_orders = if stock == 0 {
         conn.prepare_cached("SELECT count(*) FROM orders WHERE pet_id = ?1 AND complete = 0")?
             .query_row([pet], |r| r.get(0))?

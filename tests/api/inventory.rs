@@ -48,6 +48,7 @@ async fn an_adjustment_cannot_take_more_than_there_is() {
     let path = format!("/store/inventory/{pet}/adjustments");
     let reply = app.post(&path, json!({ "delta": -3, "reason": "miscount" })).await;
     assert_eq!(reply.code(), "insufficient_stock");
+    assert_eq!(reply.body["message"], format!("Rex (#{pet}) has 2 in stock; cannot remove 3"));
     let zero = app.post(&path, json!({ "delta": 0, "reason": "nothing" })).await;
     assert_eq!(zero.code(), "validation_failed");
     let over = app.post(&path, json!({ "delta": 1_000_000, "reason": "a lot" })).await;

@@ -28,6 +28,7 @@ async fn an_order_reserves_stock_and_the_last_one_makes_the_pet_pending() {
     let refused = app.post("/store/orders", json!({ "petId": pet })).await;
     assert_eq!(refused.status, 409);
     assert_eq!(refused.code(), "pet_not_available");
+    assert_eq!(refused.body["message"], format!("Rex (#{pet}) is pending, not available"), "names the pet");
 }
 
 #[tokio::test]
@@ -37,6 +38,7 @@ async fn ordering_more_than_the_stock_conflicts() {
     let reply = app.post("/store/orders", json!({ "petId": pet, "quantity": 3 })).await;
     assert_eq!(reply.status, 409);
     assert_eq!(reply.code(), "insufficient_stock");
+    assert_eq!(reply.body["message"], format!("Rex (#{pet}) has 2 in stock; 3 more were asked for"));
     assert_eq!(status_of(&app, pet).await, ("available".into(), 2), "nothing was taken");
 }
 

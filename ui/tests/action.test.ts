@@ -23,7 +23,7 @@ describe('action', () => {
   });
 
   it("keeps a command's error as it came, until the next run", async () => {
-    const refusal = { code: 'insufficient_stock', message: 'Pet 1 has 1 in stock; 3 were ordered.', status: 409 };
+    const refusal = { code: 'insufficient_stock', message: 'Rex (#1) has 1 in stock; 3 more were asked for', status: 409 };
     let fail = true;
     const place = action(async () => {
       if (fail) throw refusal;

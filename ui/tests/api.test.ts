@@ -137,10 +137,10 @@ describe('api wrappers', () => {
   });
 
   it('a command failure rejects with the CommandError object as is', async () => {
-    mockBackend({ place_order: reject('insufficient_stock', 'Pet 2 has 1 in stock; 3 were ordered.') });
+    mockBackend({ place_order: reject('insufficient_stock', 'Rex (#2) has 1 in stock; 3 more were asked for') });
     await expect(api.placeOrder({ petId: 2, quantity: 3, shipDate: null, complete: false })).rejects.toEqual({
       code: 'insufficient_stock',
-      message: 'Pet 2 has 1 in stock; 3 were ordered.',
+      message: 'Rex (#2) has 1 in stock; 3 more were asked for',
       status: 409,
     });
   });

@@ -125,7 +125,7 @@ describe('Orders screen', () => {
   it('Sell now places the order with complete: true; a stock conflict is explained', async () => {
     const b = backend({
       get_inventory: ({ petId }) => stockItem(petId, 'Rex', 10),
-      place_order: reject('insufficient_stock', 'Pet 1 has 3 in stock; 5 were ordered.'),
+      place_order: reject('insufficient_stock', 'Rex (#1) has 3 in stock; 5 more were asked for'),
     });
     render(OrdersScreen);
     await screen.findByTestId('order-row-12');
@@ -135,7 +135,7 @@ describe('Orders screen', () => {
     await userEvent.type(qty, '5');
     await userEvent.click(screen.getByTestId('sell-now'));
     const alert = await screen.findByTestId('error-alert');
-    expect(alert).toHaveTextContent('Pet 1 has 3 in stock; 5 were ordered.');
+    expect(alert).toHaveTextContent('Rex (#1) has 3 in stock; 5 more were asked for');
     expect(alert).toHaveTextContent('Not enough in stock for that: add stock first, or take fewer.');
     expect(b.argsOf('place_order')[0].order).toMatchObject({ petId: 1, quantity: 5, complete: true });
   });

@@ -126,7 +126,7 @@ describe('Pets screen at the counter', () => {
   });
 
   it('a refusal for stock names the pet by name and id', async () => {
-    backend({ place_order: reject('insufficient_stock', 'insufficient stock for pet 6: 2 in stock, 1 requested') });
+    backend({ place_order: reject('insufficient_stock', 'Nemo (#6) has 2 in stock; 3 more were asked for') });
     render(PetsScreen);
     await screen.findByTestId('pet-row-6');
     await userEvent.click(screen.getByTestId('order-pet-6'));
