@@ -28,6 +28,9 @@ pub fn forward_changes<R: Runtime>(app: AppHandle<R>, mut changes: broadcast::Re
 
 pub const SYNC: &str = "petstore://sync";
 
+/// Petstore was started again on this data folder; this window was brought forward instead.
+pub const OPENED_AGAIN: &str = "petstore://opened-again";
+
 /// Sends the window every change of the remote mode's sync status (the status bar and the
 /// outbox badge), from the mirror in use at each moment: `mirrors` gives the current
 /// mirror's status whenever the mode changes.

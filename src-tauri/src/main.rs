@@ -3,7 +3,8 @@
 
 fn main() {
     petstore_desktop::prepare_process();
-    petstore_desktop::run_app(tauri::Builder::default())
-        .run(tauri::generate_context!())
+    let mut context = tauri::generate_context!();
+    petstore_desktop::desktop_app(&mut context, petstore_desktop::Launch::from_env())
+        .run(context)
         .expect("Petstore could not start its window");
 }

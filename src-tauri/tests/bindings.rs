@@ -64,6 +64,7 @@ fn export_all(dir: &Path) {
         ImportReport,
         ExportKind,
         FileChoice,
+        StartupFailure,
     );
 }
 

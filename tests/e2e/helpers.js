@@ -364,14 +364,15 @@ function logName(label) {
 /**
  * Starts tauri-driver (which starts WebKitWebDriver, which starts the app) on free ports,
  * with a fresh data directory and local API port (or the given ones, to restart the app), opens a WebDriver session and waits for
- * the Pets screen. Returns a handle; always call `close()` (in a finally block).
+ * the Pets screen (or the `firstScreen` selector: the startup failure screen, say). Returns a
+ * handle; always call `close()` (in a finally block).
  *
- * `timings.firstScreenMsSinceBoot` is when the Pets heading showed; with `readySelectors`,
+ * `timings.firstScreenMsSinceBoot` is when the first screen showed; with `readySelectors`,
  * each is then waited for in turn (as tightly), and `timings.ready` holds when each showed.
  */
 export async function launchApp(
   label,
-  { env = {}, dataDir, apiPort, readySelectors = [], readyTimeout = 30_000 } = {},
+  { env = {}, dataDir, apiPort, firstScreen = '#pets-title', readySelectors = [], readyTimeout = 30_000 } = {},
 ) {
   if (!fs.existsSync(APP_BIN)) throw new Error(`app binary missing: ${APP_BIN} (cargo build -p petstore-desktop)`);
   const app = {
@@ -426,7 +427,7 @@ export async function launchApp(
     });
     app.timings.sessionOpenedAt = Date.now();
     app.appPid = findAppPid(app);
-    await waitVisibleFast(app.browser, '#pets-title', 30_000);
+    await waitVisibleFast(app.browser, firstScreen, 30_000);
     app.timings.firstScreenAt = Date.now();
     app.timings.firstScreenMsSinceBoot = nowMsSinceBoot();
     // What "the first screen with its data" means is the caller's: each selector, in turn,

@@ -1,6 +1,7 @@
 import { mount } from 'svelte';
 
 import App from './App.svelte';
+import { startupFailure } from './lib/api';
 import './styles/app.css';
 
 async function start() {
@@ -11,7 +12,15 @@ async function start() {
     const { installFakeBackend } = await import('./dev/fakeBackend');
     installFakeBackend();
   }
-  mount(App, { target: document.getElementById('app')! });
+  const target = document.getElementById('app')!;
+  // A failed start shows why instead of the shop (src-tauri/src/startup.rs).
+  const failure = await startupFailure();
+  if (failure) {
+    const { default: StartupFailureScreen } = await import('./screens/startup/StartupFailureScreen.svelte');
+    mount(StartupFailureScreen, { target, props: { failure } });
+  } else {
+    mount(App, { target });
+  }
 }
 
 void start();

@@ -11,6 +11,7 @@ pub mod outbox;
 pub mod pets;
 pub mod settings;
 pub mod shop;
+pub mod startup;
 
 use petstore::domain::Page;
 use serde::Deserialize;
@@ -81,5 +82,8 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         files::choose_file,
         files::export_csv,
         files::import_pets_csv,
+        startup::startup_failure,
+        startup::open_data_folder,
+        startup::restart_app,
     ]
 }

@@ -17,3 +17,4 @@ mod remote_faults;
 mod remote_key;
 mod remote_key_origin;
 mod settings;
+mod startup;

@@ -30,6 +30,7 @@ import type { Scope } from './bindings/Scope';
 import type { SettingsInput } from './bindings/SettingsInput';
 import type { SettingsView } from './bindings/SettingsView';
 import type { ShopSettings } from './bindings/ShopSettings';
+import type { StartupFailure } from './bindings/StartupFailure';
 import type { Status } from './bindings/Status';
 import type { SyncStatus } from './bindings/SyncStatus';
 import { toCommandError } from './errors';
@@ -149,6 +150,11 @@ export const listOutbox = () => call<OutboxEntry[]>('list_outbox', {});
 export const retryOutboxEntry = (seq: number) => call<null>('retry_outbox_entry', { seq });
 export const dropOutboxEntry = (seq: number) => call<null>('drop_outbox_entry', { seq });
 export const quitApp = () => call<null>('quit_app', {});
+
+// The failure screen's (src-tauri/src/commands/startup.rs).
+export const startupFailure = () => call<StartupFailure | null>('startup_failure', {});
+export const openDataFolder = () => call<null>('open_data_folder', {});
+export const restartApp = () => call<null>('restart_app', {});
 export const keepAppOpen = () => call<null>('keep_app_open', {});
 
 // The counter: the shop's settings (name on receipts, currency, time zone, low-stock level),

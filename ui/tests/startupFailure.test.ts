@@ -1,0 +1,51 @@
+import { fireEvent, render, screen } from '@testing-library/svelte';
+import { describe, expect, it } from 'vitest';
+
+import { mockBackend, reject } from '../src/dev/mockBackend';
+import type { StartupFailure } from '../src/lib/bindings/StartupFailure';
+import StartupFailureScreen from '../src/screens/startup/StartupFailureScreen.svelte';
+
+const NEWER: StartupFailure = {
+  kind: 'newerDatabase',
+  message:
+    'the database /home/shop/petstore.db has schema version 12, newer than this Petstore understands (10); upgrade Petstore. The file was left untouched.',
+  dataDir: '/home/shop',
+};
+
+describe('StartupFailureScreen', () => {
+  it('says what happened in words, then the exact message and the folder', () => {
+    render(StartupFailureScreen, { failure: NEWER });
+    expect(screen.getByRole('heading')).toHaveTextContent('This shop’s data comes from a newer Petstore');
+    expect(screen.getByTestId('startup-failure-message')).toHaveTextContent('schema version 12');
+    expect(screen.getByTestId('startup-failure')).toHaveTextContent('Data folder: /home/shop');
+  });
+
+  it('each kind has its own advice', () => {
+    const titles = (['alreadyOpen', 'damagedDatabase', 'unwritableFolder', 'other'] as const).map((kind) => {
+      const { unmount } = render(StartupFailureScreen, { failure: { ...NEWER, kind } });
+      const title = screen.getByRole('heading').textContent;
+      unmount();
+      return title;
+    });
+    expect(titles).toEqual([
+      'Petstore is already open',
+      'The shop’s database cannot be read',
+      'Petstore cannot write in its data folder',
+      'Petstore could not start',
+    ]);
+  });
+
+  it('starts again, opens the folder or quits; a folder that cannot be opened says why', async () => {
+    const backend = mockBackend({
+      restart_app: () => null,
+      quit_app: () => null,
+      open_data_folder: reject('validation_failed', 'could not open /home/shop: no file manager', 400),
+    });
+    render(StartupFailureScreen, { failure: NEWER });
+    await fireEvent.click(screen.getByTestId('startup-restart'));
+    await fireEvent.click(screen.getByTestId('startup-open-folder'));
+    expect(await screen.findByRole('alert')).toHaveTextContent('could not open /home/shop: no file manager');
+    await fireEvent.click(screen.getByTestId('startup-quit'));
+    expect(backend.calls.map((c) => c.cmd)).toEqual(['restart_app', 'open_data_folder', 'quit_app']);
+  });
+});
