@@ -53,6 +53,9 @@ describe('Status bar', () => {
     render(StatusBar);
     await status.refresh();
     await waitFor(() => expect(screen.getByTestId('status-local-api')).toHaveTextContent('port 8787 is already in use'));
+    // It leads to the port in Settings, the whole message in its tooltip.
+    expect(screen.getByTestId('status-local-api')).toHaveAttribute('href', '#settings');
+    expect(screen.getByTestId('status-local-api').title).toContain('choose another port');
     expect(screen.getByTestId('status-backend')).toHaveTextContent('Remote server · http://shop-server.lan:8787');
     expect(screen.getByTestId('status-reachable')).toHaveTextContent('Not reachable: connection refused');
   });

@@ -57,7 +57,7 @@ fn a_regenerated_key_replaces_the_old_one() {
 }
 
 #[test]
-fn a_busy_port_is_reported_and_the_app_still_works() {
+fn a_busy_port_is_reported_the_app_still_works_and_the_port_is_taken_once_free() {
     let busy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = busy.local_addr().unwrap().port();
     let dir = tempfile::tempdir().unwrap();
@@ -70,8 +70,22 @@ fn a_busy_port_is_reported_and_the_app_still_works() {
     let status: petstore_desktop::Status =
         tauri::async_runtime::block_on(tauri::Manager::state::<petstore_desktop::Shell>(&app.app).status());
     assert_eq!(status.local_api.address, None);
-    assert!(status.local_api.error.as_deref().unwrap_or("").contains("already in use"), "{status:?}");
+    let error = status.local_api.error.unwrap_or_default();
+    assert!(error.contains("already in use") && error.contains("tries again"), "{error}");
     assert!(status.reachable, "the local database still works");
+
+    // The other program lets go: the API is served on that port without a restart.
+    drop(busy);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        let status = app.ok("get_status", json!({}));
+        if !status["localApi"]["address"].is_null() || std::time::Instant::now() > deadline {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(status["localApi"]["address"], format!("http://127.0.0.1:{port}"), "{status}");
+    assert_eq!(status["localApi"]["error"], serde_json::Value::Null);
 }
 
 #[test]
