@@ -23,6 +23,9 @@ use crate::settings::{
 };
 use petstore::private;
 
+/// The shop's database in the data folder.
+pub const DATABASE_FILE: &str = "petstore.db";
+
 /// How long the status bar waits for a remote before calling it unreachable.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
 
@@ -129,7 +132,7 @@ impl Shell {
         for file in [persist::FILE_NAME, "local-api.key", secret_store::FILE_NAME] {
             private::tighten_file(&dir.join(file));
         }
-        let store = Store::open(dir.join("petstore.db"))?;
+        let store = Store::open(dir.join(DATABASE_FILE))?;
         let (settings, legacy_key) = persist::load(&app, &dir, default_port)?;
         let default_dir = app.path().app_data_dir().ok();
         let account = SecretStore::account_for(&dir, default_dir.as_deref());

@@ -48,4 +48,31 @@ describe('StartupFailureScreen', () => {
     await fireEvent.click(screen.getByTestId('startup-quit'));
     expect(backend.calls.map((c) => c.cmd)).toEqual(['restart_app', 'open_data_folder', 'quit_app']);
   });
+
+  it('restores a backup chosen in the dialog, then offers to start again', async () => {
+    const backend = mockBackend({
+      choose_backup: () => '/home/shop/Backups/petstore-2026-11-20.db',
+      restore_backup: ({ path }) => `Restored 12 pets and 3 orders from ${path}.`,
+    });
+    render(StartupFailureScreen, { failure: { ...NEWER, kind: 'damagedDatabase' } });
+    await fireEvent.click(screen.getByTestId('startup-restore'));
+    expect(await screen.findByTestId('startup-restored')).toHaveTextContent('Restored 12 pets and 3 orders');
+    expect(backend.argsOf('restore_backup')).toEqual([{ path: '/home/shop/Backups/petstore-2026-11-20.db' }]);
+    expect(screen.getByTestId('startup-restart')).toHaveFocus();
+    expect(screen.queryByTestId('startup-restore')).toBeNull();
+  });
+
+  it('offers no backup when the folder, not the database, stopped the start', () => {
+    render(StartupFailureScreen, { failure: { ...NEWER, kind: 'unwritableFolder' } });
+    expect(screen.queryByTestId('startup-restore')).toBeNull();
+  });
+
+  it('a cancelled dialog restores nothing', async () => {
+    const backend = mockBackend({ choose_backup: () => null });
+    render(StartupFailureScreen, { failure: NEWER });
+    await fireEvent.click(screen.getByTestId('startup-restore'));
+    expect(backend.countOf('choose_backup')).toBe(1);
+    expect(backend.countOf('restore_backup')).toBe(0);
+    expect(screen.queryByTestId('startup-restored')).toBeNull();
+  });
 });

@@ -145,7 +145,7 @@ fn served(shell: &Shell) -> CommandResult<Arc<dyn Database>> {
     })
 }
 
-fn file_path(raw: &str) -> CommandResult<PathBuf> {
+pub(crate) fn file_path(raw: &str) -> CommandResult<PathBuf> {
     let raw = raw.trim();
     if raw.is_empty() {
         return Err(CommandError::validation("choose a file first"));

@@ -85,5 +85,7 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         startup::startup_failure,
         startup::open_data_folder,
         startup::restart_app,
+        startup::choose_backup,
+        startup::restore_backup,
     ]
 }

@@ -59,3 +59,36 @@ fn a_damaged_database_is_named() {
     let failure = app_in(dir).ok("startup_failure", json!({}));
     assert_eq!(failure["kind"], "damagedDatabase", "{failure}");
 }
+
+#[test]
+fn a_damaged_database_is_replaced_by_a_backup_from_the_failure_screen() {
+    // A backup of a shop with one pet, made by the app itself.
+    let shop = app();
+    shop.ok("create_pet", json!({ "pet": { "name": "Rex" } }));
+    let backup = shop.dir.path().join("backup.db");
+    shop.ok("backup_database", json!({ "to": backup.display().to_string() }));
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("petstore.db"), vec![0x5a; 8192]).unwrap();
+    let failed = app_in(dir);
+    let refused = failed.fails("restore_backup", json!({ "path": failed.dir.path().join("none.db") }));
+    assert!(refused["message"].as_str().unwrap().contains("does not exist"), "{refused}");
+    let said = failed.ok("restore_backup", json!({ "path": backup.display().to_string() }));
+    assert!(said.as_str().unwrap().starts_with("Restored 1 pets and 0 orders from"), "{said}");
+    assert!(said.as_str().unwrap().contains("is kept as"), "the damaged file is kept: {said}");
+
+    // Started again on the folder: the shop of the backup.
+    let dir = failed.dir;
+    drop(failed.app);
+    let restarted = app_in(dir);
+    assert_eq!(restarted.ok("startup_failure", json!({})), Value::Null);
+    let pets = restarted.ok("list_pets", crate::helpers::pet_query(json!({})));
+    assert_eq!(pets["items"][0]["name"], "Rex");
+}
+
+#[test]
+fn a_backup_is_offered_only_for_a_database_that_stopped_the_start() {
+    let started = app();
+    let refused = started.fails("restore_backup", json!({ "path": "/tmp/backup.db" }));
+    assert!(refused["message"].as_str().unwrap().contains("Petstore started"), "{refused}");
+}

@@ -155,6 +155,8 @@ export const quitApp = () => call<null>('quit_app', {});
 export const startupFailure = () => call<StartupFailure | null>('startup_failure', {});
 export const openDataFolder = () => call<null>('open_data_folder', {});
 export const restartApp = () => call<null>('restart_app', {});
+export const chooseBackup = () => call<string | null>('choose_backup', {});
+export const restoreBackup = (path: string) => call<string>('restore_backup', { path });
 export const keepAppOpen = () => call<null>('keep_app_open', {});
 
 // The counter: the shop's settings (name on receipts, currency, time zone, low-stock level),
