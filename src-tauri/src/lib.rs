@@ -16,6 +16,7 @@ mod secret_store;
 mod settings;
 mod shell;
 mod startup;
+pub mod updates;
 mod window_state;
 
 use std::path::{Path, PathBuf};
@@ -118,6 +119,16 @@ fn folder_identifier(identifier: &str, dir: &Path) -> String {
     format!("{identifier}.folder{fingerprint:016x}")
 }
 
+/// The updater, with the release key when this build carries one (see `updates.rs`).
+fn updater_plugin<R: Runtime>() -> tauri::plugin::TauriPlugin<R, tauri_plugin_updater::Config> {
+    let builder = tauri_plugin_updater::Builder::new();
+    if updates::RELEASE_PUBKEY.is_empty() {
+        builder.build()
+    } else {
+        builder.pubkey(updates::RELEASE_PUBKEY).build()
+    }
+}
+
 /// The app on any runtime: `tauri::Builder::default()` in `main`, the mock runtime in tests.
 pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
@@ -125,6 +136,8 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_notification::init())
         .plugin(tauri_plugin_opener::init())
+        .plugin(updater_plugin())
+        .manage(updates::Offered::default())
         .manage(quit::QuitQuestion::default())
         .manage(std::sync::Arc::new(low_stock::LowStockAlerts::default()))
         .on_window_event(|window, event| {

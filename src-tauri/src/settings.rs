@@ -301,6 +301,35 @@ pub mod persist {
         store.save().map_err(CommandError::internal)
     }
 
+    /// A value kept beside the settings under `key` (the update address), if there is one.
+    pub fn load_value<R: Runtime>(
+        app: &tauri::AppHandle<R>,
+        dir: &Path,
+        key: &str,
+    ) -> CommandResult<Option<serde_json::Value>> {
+        let store = store(app, dir)?;
+        ensure_private(dir)?;
+        Ok(store.get(key))
+    }
+
+    /// Keeps `value` beside the settings under `key`; `None` removes it.
+    pub fn save_value<R: Runtime>(
+        app: &tauri::AppHandle<R>,
+        dir: &Path,
+        key: &str,
+        value: Option<serde_json::Value>,
+    ) -> CommandResult<()> {
+        let store = store(app, dir)?;
+        ensure_private(dir)?;
+        match value {
+            Some(value) => store.set(key, value),
+            None => {
+                store.delete(key);
+            }
+        }
+        store.save().map_err(CommandError::internal)
+    }
+
     /// Deletes the remote key an earlier version kept here, once it is in the secret store.
     pub fn remove_legacy_key<R: Runtime>(app: &tauri::AppHandle<R>, dir: &Path) -> CommandResult<()> {
         let store = store(app, dir)?;

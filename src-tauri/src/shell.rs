@@ -195,6 +195,11 @@ impl Shell {
         self.backend.served()
     }
 
+    /// The data folder.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     pub fn local_api(&self) -> &LocalApi {
         &self.local_api
     }

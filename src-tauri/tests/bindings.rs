@@ -15,6 +15,8 @@ use petstore_desktop::commands::files::{ExportKind, FileChoice};
 use petstore_desktop::commands::inventory::InventoryQuery;
 use petstore_desktop::commands::orders::OrderQuery;
 use petstore_desktop::commands::pets::PetQuery;
+use petstore_desktop::commands::updates::UpdateSettings;
+use petstore_desktop::updates::UpdateOffer;
 use petstore_desktop::*;
 use ts_rs::{Config, TS};
 
@@ -65,6 +67,8 @@ fn export_all(dir: &Path) {
         ExportKind,
         FileChoice,
         StartupFailure,
+        UpdateSettings,
+        UpdateOffer,
     );
 }
 

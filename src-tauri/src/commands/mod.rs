@@ -12,6 +12,7 @@ pub mod pets;
 pub mod settings;
 pub mod shop;
 pub mod startup;
+pub mod updates;
 
 use petstore::domain::Page;
 use serde::Deserialize;
@@ -87,5 +88,9 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         startup::restart_app,
         startup::choose_backup,
         startup::restore_backup,
+        updates::get_update_settings,
+        updates::save_update_address,
+        updates::check_for_update,
+        updates::install_update,
     ]
 }

@@ -32,13 +32,23 @@ pub fn app_in(dir: TempDir) -> TestApp {
 
 /// The app launched as `launch` says; `dir` is kept alive with it.
 pub fn app_with(launch: Launch, dir: TempDir) -> TestApp {
-    let mut app = run_app(mock_builder().manage(launch)).build(mock_context(noop_assets())).unwrap();
+    let mut app = run_app(mock_builder().manage(launch)).build(context()).unwrap();
     // Setup (opening the store, starting the local API) runs on the first event-loop
     // iteration; on the mock runtime this call does just that and returns.
     #[allow(deprecated)]
     app.run_iteration(|_, _| {});
     let webview = WebviewWindowBuilder::new(&app, "main", Default::default()).build().unwrap();
     TestApp { app, webview, dir }
+}
+
+/// Tauri's mock context, with the plugin configuration of tauri.conf.json (the updater's).
+fn context() -> tauri::Context<MockRuntime> {
+    let mut context = mock_context(noop_assets());
+    let config: Value = serde_json::from_str(include_str!("../../tauri.conf.json")).unwrap();
+    for (name, plugin) in config["plugins"].as_object().unwrap() {
+        context.config_mut().plugins.0.insert(name.clone(), plugin.clone());
+    }
+    context
 }
 
 impl TestApp {

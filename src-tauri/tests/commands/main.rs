@@ -18,3 +18,4 @@ mod remote_key;
 mod remote_key_origin;
 mod settings;
 mod startup;
+mod updates;

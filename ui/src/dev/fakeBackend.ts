@@ -124,6 +124,7 @@ const handlers: Record<string, Handler> = {
   get_inventory: ({ petId }) => STOCK.find((s) => s.petId === petId),
   list_adjustments: ({ petId, page: p }) => page(ADJUSTMENTS.filter((a) => a.petId === petId), p),
   startup_failure: () => null,
+  get_update_settings: () => ({ address: null, canInstall: false, currentVersion: '1.0.0' }),
   get_settings: () => settingsView(),
   get_status: () => localStatus({ target: '/home/shop/.local/share/org.petstore.desktop/petstore.db' }),
   test_connection: ({ baseUrl }) => ({ ok: false, message: `Mock mode: nothing at ${baseUrl} to connect to.` }),

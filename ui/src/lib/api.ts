@@ -32,6 +32,8 @@ import type { SettingsView } from './bindings/SettingsView';
 import type { ShopSettings } from './bindings/ShopSettings';
 import type { StartupFailure } from './bindings/StartupFailure';
 import type { Status } from './bindings/Status';
+import type { UpdateOffer } from './bindings/UpdateOffer';
+import type { UpdateSettings } from './bindings/UpdateSettings';
 import type { SyncStatus } from './bindings/SyncStatus';
 import { toCommandError } from './errors';
 
@@ -157,6 +159,12 @@ export const openDataFolder = () => call<null>('open_data_folder', {});
 export const restartApp = () => call<null>('restart_app', {});
 export const chooseBackup = () => call<string | null>('choose_backup', {});
 export const restoreBackup = (path: string) => call<string>('restore_backup', { path });
+
+// Updates (src-tauri/src/commands/updates.rs): off until an address is saved.
+export const getUpdateSettings = () => call<UpdateSettings>('get_update_settings', {});
+export const saveUpdateAddress = (address: string | null) => call<UpdateSettings>('save_update_address', { address });
+export const checkForUpdate = () => call<UpdateOffer | null>('check_for_update', {});
+export const installUpdate = () => call<null>('install_update', {});
 export const keepAppOpen = () => call<null>('keep_app_open', {});
 
 // The counter: the shop's settings (name on receipts, currency, time zone, low-stock level),
