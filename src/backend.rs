@@ -126,7 +126,8 @@ pub trait Database: Petstore {
     /// Up to `limit` pets with ids above `after`, in id order: a page of an export.
     async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>>;
     /// Up to `limit` orders with ids above `after`, in id order, created between `from` and
-    /// `to` (any time when `None`): a page of an export.
+    /// `to` (any time when `None`): a page of an export. Cancelled orders are left out: the
+    /// export is what the shop sold and reserved.
     async fn export_orders(
         &self,
         created: Option<(Timestamp, Timestamp)>,

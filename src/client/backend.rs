@@ -67,6 +67,9 @@ impl Petstore for Client {
         if let Some(complete) = filter.complete {
             query.push(("complete", complete.to_string()));
         }
+        if filter.cancelled {
+            query.push(("cancelled", "true".to_owned()));
+        }
         if let Some(q) = &filter.q {
             query.push(("q", q.to_string()));
         }

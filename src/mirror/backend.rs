@@ -359,7 +359,14 @@ impl Mirror {
         let command = Command::CancelOrder { order_id: id };
         let sent = async |key: String| client.cancel_order_once(&key, id).await;
         if self.parts().counter(key, command, sent).await?.is_ok() {
-            self.store().mirror_remove(Entity::Order, id.get()).await?;
+            // The server keeps the cancelled order: shown as it has it (when it was
+            // cancelled), or brought by the feed if it cannot be read now.
+            match client.get_order(id).await {
+                Ok(order) => self.parts().took(Put::Orders(vec![order])).await,
+                Err(e) => {
+                    tracing::debug!(error = %e.message, "a cancelled order could not be read back; the feed brings it")
+                }
+            }
         }
         Ok(())
     }

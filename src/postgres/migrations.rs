@@ -14,6 +14,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0002_change_feed.sql"),
     include_str!("../../migrations/postgres/0003_the_counter.sql"),
     include_str!("../../migrations/postgres/0004_pet_counts_per_statement.sql"),
+    include_str!("../../migrations/postgres/0005_orders_kept.sql"),
 ];
 
 /// The schema version this Petstore makes and understands.

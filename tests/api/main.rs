@@ -27,6 +27,7 @@ mod migrations;
 mod model;
 mod openapi;
 mod orders;
+mod orders_kept;
 mod paging;
 mod pets;
 mod replicas;

@@ -57,6 +57,7 @@ const ORDERS = [
   order(3, 22, { quantity: 3, complete: true, shipDate: '2026-11-21T09:00:00Z', completedAt: '2026-11-21T09:05:00Z' }),
   order(2, 5, { complete: true, shipDate: '2026-11-20T16:30:00Z', completedAt: '2026-11-20T16:31:00Z' }),
   order(1, 30, { quantity: 2, shipDate: '2026-11-25T00:00:00Z', note: 'Collects Saturday' }),
+  order(7, 9, { customerName: 'Tom Weber', note: 'Changed his mind', cancelledAt: '2026-11-22T10:40:00Z' }),
 ].map((o) => {
   const unitPrice = PETS[o.petId - 1].price;
   return { ...o, unitPrice, total: lineTotal(unitPrice, o.quantity) };
@@ -105,8 +106,14 @@ const handlers: Record<string, Handler> = {
   list_categories: ({ page: p }) => page(categories, p),
   list_orders: ({ query }) => {
     const q: OrderQuery = query;
+    // Cancelled orders only on the Cancelled tab, as the store lists them.
     return page(
-      ORDERS.filter((o) => (q.petId === null || o.petId === q.petId) && (q.complete === null || o.complete === q.complete)),
+      ORDERS.filter(
+        (o) =>
+          (q.petId === null || o.petId === q.petId) &&
+          (q.complete === null || o.complete === q.complete) &&
+          (o.cancelledAt !== null) === !!q.cancelled,
+      ).sort((x, y) => y.id - x.id),
       q,
     );
   },
@@ -144,7 +151,11 @@ const handlers: Record<string, Handler> = {
   replace_category: ({ id, category: c }) => ({ ...byId(categories, id), ...c }),
   delete_category: () => null,
   place_order: ({ order: o }) => order(nextId++, o.petId, o),
-  update_order: ({ id, patch }) => ({ ...byId(ORDERS, id), ...patch }),
+  // Completing stamps when; complete: false (the Undo) clears it again.
+  update_order: ({ id, patch }) => {
+    const completedAt = patch.complete === undefined ? {} : { completedAt: patch.complete ? new Date().toISOString() : null };
+    return { ...byId(ORDERS, id), ...patch, ...completedAt };
+  },
   cancel_order: () => null,
   set_inventory: ({ petId, update }) => ({ ...STOCK.find((s) => s.petId === petId), quantity: update.quantity }),
   adjust_inventory: ({ petId, adjustment: a }) => {

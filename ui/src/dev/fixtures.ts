@@ -50,6 +50,7 @@ export const order = (id: number, petId: number, more: Partial<Order> = {}): Ord
   customerName: null,
   customerPhone: null,
   note: null,
+  cancelledAt: null,
   ...more,
 });
 

@@ -105,6 +105,8 @@ export const listOrders = (query: Partial<OrderQuery> = {}) =>
 export const placeOrder = (order: NewOrder) => call<Order>('place_order', { order });
 export const updateOrder = (id: number, patch: OrderPatch) => call<Order>('update_order', { id, patch });
 export const completeOrder = (id: number) => updateOrder(id, { complete: true });
+/** The undo of completing: the order is open again, its units still reserved. */
+export const reopenOrder = (id: number) => updateOrder(id, { complete: false });
 export const cancelOrder = (id: number) => call<null>('cancel_order', { id });
 
 // Inventory
