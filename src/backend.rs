@@ -46,6 +46,9 @@ pub trait Petstore: Send + Sync {
     async fn adjust_inventory(&self, pet: PetId, adjustment: NewInventoryAdjustment)
     -> Result<InventoryItem>;
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>>;
+    /// Everything that moved `pet`'s stock, newest first: the adjustments and its orders'
+    /// entries, each with the stock after it (`domain::history`).
+    async fn stock_history(&self, pet: PetId, page: Page) -> Result<Paged<StockEntry>>;
 
     /// The shop's settings: what was saved, or the defaults.
     async fn get_settings(&self) -> Result<ShopSettings>;

@@ -16,3 +16,9 @@ CREATE INDEX orders_by_pet ON orders (pet_id, complete, cancelled_at, id);
 DROP INDEX orders_by_complete;
 CREATE INDEX orders_by_complete ON orders (complete, id) WHERE cancelled_at IS NULL;
 CREATE INDEX orders_cancelled ON orders (id) WHERE cancelled_at IS NOT NULL;
+
+-- The stock history: a change of an open order's quantity is an adjustment naming the order
+-- (see migrations/sqlite/0010). Placing an order writes none, and this key is never checked
+-- when one is placed (only when an adjustment is written or an order deleted).
+ALTER TABLE inventory_adjustments ADD COLUMN order_id bigint REFERENCES orders (id) ON DELETE CASCADE;
+CREATE INDEX inventory_adjustments_by_order ON inventory_adjustments (order_id) WHERE order_id IS NOT NULL;

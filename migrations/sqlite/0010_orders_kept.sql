@@ -18,3 +18,10 @@ DROP INDEX orders_by_complete;
 CREATE INDEX orders_by_complete ON orders (complete) WHERE cancelled_at IS NULL;
 -- The Cancelled tab. Placing an order never writes to it (a new order is not cancelled).
 CREATE INDEX orders_cancelled ON orders (cancelled_at) WHERE cancelled_at IS NOT NULL;
+
+-- The stock history (GET /store/inventory/{petId}/history) derives an order's entries from
+-- its row; the one stock movement the row cannot tell, a change of an open order's quantity,
+-- is an adjustment that names the order. Such rows go with their order. Placing an order
+-- writes none (it is the hot write).
+ALTER TABLE inventory_adjustments ADD COLUMN order_id INTEGER REFERENCES orders (id) ON DELETE CASCADE;
+CREATE INDEX inventory_adjustments_by_order ON inventory_adjustments (order_id) WHERE order_id IS NOT NULL;

@@ -38,6 +38,8 @@ fn export_all(dir: &Path) {
         InventoryUpdate,
         NewInventoryAdjustment,
         InventoryAdjustment,
+        StockEntry,
+        StockEntryKind,
         Paged<Pet>,
         ErrorCode,
         Change,

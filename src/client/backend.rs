@@ -117,6 +117,11 @@ impl Petstore for Client {
         let path = ["store", "inventory", &pet.to_string(), "adjustments"];
         self.send(Method::GET, &path, &query).await?.paged()
     }
+    async fn stock_history(&self, pet: PetId, page: Page) -> Result<Paged<StockEntry>> {
+        let mut query = Query::new();
+        paging(&mut query, page);
+        self.send(Method::GET, &["store", "inventory", &pet.to_string(), "history"], &query).await?.paged()
+    }
 
     async fn get_settings(&self) -> Result<ShopSettings> {
         self.send(Method::GET, &["store", "settings"], &[]).await?.json()

@@ -267,6 +267,10 @@ impl Petstore for Mirror {
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
         self.client().list_adjustments(pet, page).await.map_err(|e| needs_server("The stock history", e))
     }
+    /// The server's too: its orders' entries are counted from its live stock.
+    async fn stock_history(&self, pet: PetId, page: Page) -> Result<Paged<StockEntry>> {
+        self.client().stock_history(pet, page).await.map_err(|e| needs_server("The stock history", e))
+    }
 
     /// The server's settings, kept in the mirror for when it cannot be reached (and read
     /// from there at once while it is known not to be).

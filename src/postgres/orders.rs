@@ -20,7 +20,8 @@ use super::stock::{StockEvent, set_stock, stock_row};
 use super::types::col;
 use crate::domain::status_rules::{PatchKind, ensure_available, ensure_open, ensure_stock, patch_kind};
 use crate::domain::{
-    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, Price, Timestamp, like_contains,
+    AuditRecord, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, Price, Timestamp,
+    like_contains,
 };
 use crate::error::{Error, ErrorCode, Result};
 
@@ -219,6 +220,8 @@ pub(super) async fn update(c: &impl GenericClient, id: OrderId, patch: &OrderPat
             c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &quantity.get()])
                 .await
                 .map_err(pg)?;
+            let change = AuditRecord::order_changed(&order, quantity.get(), -more, pet.stock - more);
+            super::inventory::record(c, &change).await?;
             let event = if more > 0 { StockEvent::Taken } else { StockEvent::Returned };
             set_stock(c, order.pet_id, &pet, pet.stock - more, event).await?;
         }

@@ -6,7 +6,7 @@ use super::paging;
 use super::status_rules::{StockEvent, set_stock, stock_row};
 use crate::domain::status_rules::{PatchKind, ensure_available, ensure_open, ensure_stock, patch_kind};
 use crate::domain::{
-    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, Timestamp, like_contains,
+    AuditRecord, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, Timestamp, like_contains,
 };
 use crate::error::{Error, ErrorCode, Result};
 
@@ -148,6 +148,8 @@ pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Resu
             let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
             ensure_stock(pet.named(), pet.stock, more)?;
             conn.execute("UPDATE orders SET quantity = ?2 WHERE id = ?1", params![id, quantity.get()])?;
+            let change = AuditRecord::order_changed(&order, quantity.get(), -more, pet.stock - more);
+            super::inventory::record(conn, &change)?;
             let event = if more > 0 { StockEvent::Taken } else { StockEvent::Returned };
             set_stock(conn, order.pet_id, &pet, pet.stock - more, event)?;
         }

@@ -18,6 +18,7 @@ mod deprecation;
 mod docs;
 mod errors;
 mod fuzz;
+mod history;
 mod idempotency;
 mod idempotent_commands;
 mod idle_connections;

@@ -8,7 +8,6 @@ import type { ConnectionReport } from './bindings/ConnectionReport';
 import type { ExportKind } from './bindings/ExportKind';
 import type { FileChoice } from './bindings/FileChoice';
 import type { ImportReport } from './bindings/ImportReport';
-import type { InventoryAdjustment } from './bindings/InventoryAdjustment';
 import type { InventoryItem } from './bindings/InventoryItem';
 import type { InventoryQuery } from './bindings/InventoryQuery';
 import type { IssuedKey } from './bindings/IssuedKey';
@@ -31,6 +30,7 @@ import type { SettingsInput } from './bindings/SettingsInput';
 import type { SettingsView } from './bindings/SettingsView';
 import type { ShopSettings } from './bindings/ShopSettings';
 import type { Status } from './bindings/Status';
+import type { StockEntry } from './bindings/StockEntry';
 import type { SyncStatus } from './bindings/SyncStatus';
 import { toCommandError } from './errors';
 
@@ -118,8 +118,9 @@ export const setInventory = (petId: number, quantity: number) =>
   call<InventoryItem>('set_inventory', { petId, update: { quantity } });
 export const adjustInventory = (petId: number, delta: number, reason: string) =>
   call<InventoryItem>('adjust_inventory', { petId, adjustment: { delta, reason } });
-export const listAdjustments = (petId: number, page: PageQuery | null = null) =>
-  call<Paged<InventoryAdjustment>>('list_adjustments', { petId, page });
+/** Everything that moved the pet's stock, newest first, each with the stock after it. */
+export const stockHistory = (petId: number, page: PageQuery | null = null) =>
+  call<Paged<StockEntry>>('stock_history', { petId, page });
 
 // Settings and status
 
