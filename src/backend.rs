@@ -46,6 +46,9 @@ pub trait Petstore: Send + Sync {
     async fn adjust_inventory(&self, pet: PetId, adjustment: NewInventoryAdjustment)
     -> Result<InventoryItem>;
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>>;
+    /// Everything that moved `pet`'s stock, newest first: the adjustments and its orders'
+    /// entries, each with the stock after it (`domain::history`).
+    async fn stock_history(&self, pet: PetId, page: Page) -> Result<Paged<StockEntry>>;
 
     /// The shop's settings: what was saved, or the defaults.
     async fn get_settings(&self) -> Result<ShopSettings>;
@@ -126,7 +129,8 @@ pub trait Database: Petstore {
     /// Up to `limit` pets with ids above `after`, in id order: a page of an export.
     async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>>;
     /// Up to `limit` orders with ids above `after`, in id order, created between `from` and
-    /// `to` (any time when `None`): a page of an export.
+    /// `to` (any time when `None`): a page of an export. Cancelled orders are left out: the
+    /// export is what the shop sold and reserved.
     async fn export_orders(
         &self,
         created: Option<(Timestamp, Timestamp)>,

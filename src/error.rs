@@ -31,6 +31,8 @@ pub enum ErrorCode {
     InsufficientStock,
     PetNotAvailable,
     OrderCompleted,
+    /// A cancelled order is kept for the record and can no longer change.
+    OrderCancelled,
     CategoryInUse,
     PetHasOrders,
     DuplicateName,
@@ -68,8 +70,8 @@ impl ErrorCode {
             NotFound => 404,
             MethodNotAllowed => 405,
             RequestTimeout => 408,
-            InsufficientStock | PetNotAvailable | OrderCompleted | CategoryInUse | PetHasOrders
-            | DuplicateName | DuplicateSku => 409,
+            InsufficientStock | PetNotAvailable | OrderCompleted | OrderCancelled | CategoryInUse
+            | PetHasOrders | DuplicateName | DuplicateSku => 409,
             Gone => 410,
             PayloadTooLarge => 413,
             UnsupportedMediaType => 415,

@@ -40,6 +40,8 @@ fn export_all(dir: &Path) {
         InventoryUpdate,
         NewInventoryAdjustment,
         InventoryAdjustment,
+        StockEntry,
+        StockEntryKind,
         Paged<Pet>,
         ErrorCode,
         Change,

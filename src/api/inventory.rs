@@ -9,7 +9,10 @@ use super::extract::{JsonBody, Params, PathId};
 use super::idempotency::{Idempotency, first_outcome};
 use super::paging::list_response;
 use super::state::AppState;
-use crate::domain::{InventoryFilter, InventoryUpdate, NewInventoryAdjustment, PetId};
+use serde::Serialize;
+
+use crate::domain::{InventoryFilter, InventoryUpdate, NewInventoryAdjustment, Page, Paged, PetId};
+use crate::error::Result;
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.add(Method::GET, "/store/inventory", list)
@@ -17,6 +20,7 @@ pub(super) fn routes(r: Routes) -> Routes {
         .add(Method::PUT, "/store/inventory/{petId}", set)
         .add(Method::POST, "/store/inventory/{petId}/adjustments", adjust)
         .add(Method::GET, "/store/inventory/{petId}/adjustments", adjustments)
+        .add(Method::GET, "/store/inventory/{petId}/history", history)
 }
 
 async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<Response> {
@@ -60,8 +64,26 @@ async fn adjustments(
     PathId(pet): PathId<PetId>,
     params: Params,
 ) -> ApiResult<Response> {
+    of_one_pet(&uri, &params, |page| s.store.list_adjustments(pet, page)).await
+}
+
+async fn history(
+    State(s): State<AppState>,
+    uri: Uri,
+    PathId(pet): PathId<PetId>,
+    params: Params,
+) -> ApiResult<Response> {
+    of_one_pet(&uri, &params, |page| s.store.stock_history(pet, page)).await
+}
+
+/// A page of one pet's list (its audit trail, its history), which takes `limit` and
+/// `offset` only.
+async fn of_one_pet<T: Serialize, F: Future<Output = Result<Paged<T>>>>(
+    uri: &Uri,
+    params: &Params,
+    list: impl FnOnce(Page) -> F,
+) -> ApiResult<Response> {
     params.allow(&["limit", "offset"])?;
     let page = params.page()?;
-    let trail = s.store.list_adjustments(pet, page).await?;
-    Ok(list_response(&uri, &params, page, trail))
+    Ok(list_response(uri, params, page, list(page).await?))
 }

@@ -23,9 +23,13 @@ pub(super) fn routes(r: Routes) -> Routes {
 }
 
 async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<Response> {
-    params.allow(&["petId", "complete", "q", "limit", "offset"])?;
-    let filter =
-        OrderFilter { pet_id: params.one("petId")?, complete: params.one("complete")?, q: params.one("q")? };
+    params.allow(&["petId", "complete", "cancelled", "q", "limit", "offset"])?;
+    let filter = OrderFilter {
+        pet_id: params.one("petId")?,
+        complete: params.one("complete")?,
+        cancelled: params.one("cancelled")?.unwrap_or(false),
+        q: params.one("q")?,
+    };
     let page = params.page()?;
     let orders = s.store.list_orders(filter, page).await?;
     Ok(list_response(&uri, &params, page, orders))

@@ -67,6 +67,9 @@ impl Petstore for Client {
         if let Some(complete) = filter.complete {
             query.push(("complete", complete.to_string()));
         }
+        if filter.cancelled {
+            query.push(("cancelled", "true".to_owned()));
+        }
         if let Some(q) = &filter.q {
             query.push(("q", q.to_string()));
         }
@@ -113,6 +116,11 @@ impl Petstore for Client {
         paging(&mut query, page);
         let path = ["store", "inventory", &pet.to_string(), "adjustments"];
         self.send(Method::GET, &path, &query).await?.paged()
+    }
+    async fn stock_history(&self, pet: PetId, page: Page) -> Result<Paged<StockEntry>> {
+        let mut query = Query::new();
+        paging(&mut query, page);
+        self.send(Method::GET, &["store", "inventory", &pet.to_string(), "history"], &query).await?.paged()
     }
 
     async fn get_settings(&self) -> Result<ShopSettings> {

@@ -6,6 +6,7 @@ mod bounded;
 mod category;
 mod export;
 mod feed;
+mod history;
 mod ids;
 mod import;
 mod inventory;
@@ -26,6 +27,7 @@ pub use feed::{
     Action, Entity, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FeedBounds, FeedChange, FeedPage, feed_limit,
     feed_position,
 };
+pub use history::{AuditRecord, StockEntry, StockEntryKind, history_sql};
 pub use ids::{AdjustmentId, CategoryId, OrderId, PetId};
 pub use import::{
     IMPORT_MAX_LINES, IMPORT_REASON, ImportPlan, ImportReport, ImportRow, parse_pets_csv, refused_at,

@@ -86,6 +86,8 @@ pub struct Order {
     pub customer_name: Option<String>,
     pub customer_phone: Option<String>,
     pub note: Option<String>,
+    /// When it was cancelled: the order is kept for the record, its stock returned.
+    pub cancelled_at: Option<Timestamp>,
 }
 
 impl NewOrder {
@@ -105,6 +107,7 @@ impl NewOrder {
             customer_name: self.customer_name.as_ref().map(|n| n.as_str().to_owned()),
             customer_phone: self.customer_phone.as_ref().map(|p| p.as_str().to_owned()),
             note: self.note.as_ref().map(|n| n.as_str().to_owned()),
+            cancelled_at: None,
         }
     }
 }
@@ -120,6 +123,9 @@ impl Order {
 pub struct OrderFilter {
     pub pet_id: Option<PetId>,
     pub complete: Option<bool>,
+    /// Only cancelled orders; without it, cancelled orders are left out (clients from
+    /// before orders were kept see what they saw).
+    pub cancelled: bool,
     /// Part of the customer's or the pet's name, ignoring case and accents.
     pub q: Option<Name>,
 }

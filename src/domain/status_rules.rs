@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::domain::{Order, PetId, PetStatus, StockLevel};
+use crate::domain::{Order, OrderPatch, PetId, PetStatus, StockLevel};
 use crate::error::{Error, ErrorCode, Result};
 
 /// A pet as a refusal names it, "Nemo (#6)": the name is what the clerk at the counter
@@ -32,6 +32,9 @@ pub enum StockEvent {
     Returned,
     /// An order was completed; the stock itself did not move.
     Completed,
+    /// A completed order was opened again (the undo of completing); its units stay
+    /// reserved, so the stock did not move either.
+    Reopened,
     /// Staff set or adjusted the count.
     Counted,
 }
@@ -43,7 +46,7 @@ pub fn next_status(current: PetStatus, event: StockEvent, stock: i64, open_order
     use PetStatus::*;
     let none_left = if open_orders > 0 { Pending } else { Sold };
     match event {
-        StockEvent::Taken if stock == 0 => none_left,
+        StockEvent::Taken | StockEvent::Reopened if stock == 0 => none_left,
         StockEvent::Completed if stock == 0 && open_orders == 0 => Sold,
         StockEvent::Returned | StockEvent::Counted if stock > 0 && current != Available => Available,
         StockEvent::Counted if stock == 0 && current == Available => none_left,
@@ -83,8 +86,9 @@ pub fn ensure_stock(pet: NamedPet<'_>, stock: i64, wanted: i64) -> Result<()> {
     Ok(())
 }
 
-/// A completed order can no longer change.
+/// A completed or cancelled order can no longer change.
 pub fn ensure_open(order: &Order) -> Result<()> {
+    ensure_not_cancelled(order)?;
     if order.complete {
         return Err(Error::conflict(
             ErrorCode::OrderCompleted,
@@ -92,6 +96,39 @@ pub fn ensure_open(order: &Order) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// A cancelled order is kept for the record only: nothing changes it again, not even a
+/// second cancellation.
+pub fn ensure_not_cancelled(order: &Order) -> Result<()> {
+    if order.cancelled_at.is_some() {
+        return Err(Error::conflict(
+            ErrorCode::OrderCancelled,
+            format!("order {} is already cancelled", order.id),
+        ));
+    }
+    Ok(())
+}
+
+/// What a patch does to order `order`: the undo of completing (`complete: false` alone, on
+/// a completed order) reopens it; anything else needs an open order.
+pub fn patch_kind(order: &Order, patch: &OrderPatch) -> Result<PatchKind> {
+    ensure_not_cancelled(order)?;
+    if order.complete && *patch == (OrderPatch { complete: Some(false), ..OrderPatch::default() }) {
+        return Ok(PatchKind::Reopen);
+    }
+    ensure_open(order)?;
+    Ok(PatchKind::Change)
+}
+
+/// See [`patch_kind`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchKind {
+    /// A completed order becomes open again: its units stay reserved, so the stock does
+    /// not move; only the status rules run again (a sold pet with no stock is pending).
+    Reopen,
+    /// An open order's fields change, or it is completed.
+    Change,
 }
 
 /// The stock after staff adjust `current` by `delta`, if it stays within 0 and the maximum.
@@ -135,6 +172,44 @@ mod tests {
         assert_eq!(next_status(Pending, Completed, 0, 0), Sold);
         assert_eq!(next_status(Pending, Completed, 0, 1), Pending);
         assert_eq!(next_status(Available, Completed, 2, 0), Available);
+    }
+
+    #[test]
+    fn reopening_an_order_of_a_pet_with_no_stock_makes_it_pending_again() {
+        assert_eq!(next_status(Sold, Reopened, 0, 1), Pending);
+        assert_eq!(next_status(Available, Reopened, 4, 1), Available);
+        assert_eq!(next_status(Sold, Reopened, 4, 1), Sold, "stock counted meanwhile decides, not the undo");
+    }
+
+    #[test]
+    fn only_complete_false_alone_reopens_a_completed_order_and_nothing_changes_a_cancelled_one() {
+        let order: Order = serde_json::from_value(serde_json::json!({
+            "id": 12, "petId": 6, "quantity": 1, "shipDate": null, "complete": true,
+            "createdAt": "2026-11-24T10:00:00Z", "unitPrice": null, "total": null,
+            "completedAt": "2026-11-24T10:01:00Z", "customerName": null, "customerPhone": null,
+            "note": null, "cancelledAt": null
+        }))
+        .unwrap();
+        let reopen = OrderPatch { complete: Some(false), ..OrderPatch::default() };
+        assert_eq!(patch_kind(&order, &reopen).unwrap(), PatchKind::Reopen);
+        let more = OrderPatch {
+            complete: Some(false),
+            quantity: Some(crate::domain::Quantity::try_from(2).unwrap()),
+            ..reopen.clone()
+        };
+        assert_eq!(patch_kind(&order, &more).unwrap_err().code, ErrorCode::OrderCompleted);
+        let open = Order { complete: false, completed_at: None, ..order.clone() };
+        assert_eq!(
+            patch_kind(&open, &reopen).unwrap(),
+            PatchKind::Change,
+            "false on an open order changes nothing"
+        );
+        let cancelled = Order { cancelled_at: Some(open.created_at), ..open };
+        let refused = patch_kind(&cancelled, &reopen).unwrap_err();
+        assert_eq!(
+            (refused.code, refused.message.as_str()),
+            (ErrorCode::OrderCancelled, "order 12 is already cancelled")
+        );
     }
 
     #[test]

@@ -267,6 +267,10 @@ impl Petstore for Mirror {
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
         self.client().list_adjustments(pet, page).await.map_err(|e| needs_server("The stock history", e))
     }
+    /// The server's too: its orders' entries are counted from its live stock.
+    async fn stock_history(&self, pet: PetId, page: Page) -> Result<Paged<StockEntry>> {
+        self.client().stock_history(pet, page).await.map_err(|e| needs_server("The stock history", e))
+    }
 
     /// The server's settings, kept in the mirror for when it cannot be reached (and read
     /// from there at once while it is known not to be).
@@ -359,7 +363,14 @@ impl Mirror {
         let command = Command::CancelOrder { order_id: id };
         let sent = async |key: String| client.cancel_order_once(&key, id).await;
         if self.parts().counter(key, command, sent).await?.is_ok() {
-            self.store().mirror_remove(Entity::Order, id.get()).await?;
+            // The server keeps the cancelled order: shown as it has it (when it was
+            // cancelled), or brought by the feed if it cannot be read now.
+            match client.get_order(id).await {
+                Ok(order) => self.parts().took(Put::Orders(vec![order])).await,
+                Err(e) => {
+                    tracing::debug!(error = %e.message, "a cancelled order could not be read back; the feed brings it")
+                }
+            }
         }
         Ok(())
     }

@@ -249,13 +249,25 @@ async fn copy(parts: &Parts) -> Result<u64, Stop> {
         }
     }
 
-    // Orders newest first, each page overlapping the one before: an order cancelled
-    // meanwhile moves the later pages up by one, and a page that does not reach back to
-    // the last order read is read again from further up, so that none is skipped.
+    // The orders not cancelled, then the cancelled ones (the server lists them apart).
+    for cancelled in [false, true] {
+        copy_orders(parts, OrderFilter { cancelled, ..OrderFilter::default() }).await?;
+    }
+
+    parts.store.mirror_finish(head).await?;
+    parts.status.send_modify(|s| s.position = Some(head));
+    Ok(head)
+}
+
+/// Copies the orders of `filter`, newest first, each page overlapping the one before: an
+/// order cancelled meanwhile moves the later pages up by one, and a page that does not
+/// reach back to the last order read is read again from further up, so that none is
+/// skipped. (One that moved to the other list meanwhile comes with the feed.)
+async fn copy_orders(parts: &Parts, filter: OrderFilter) -> Result<(), Stop> {
     let mut offset = 0;
     let mut last_read: Option<OrderId> = None;
     loop {
-        let page = client.list_orders(OrderFilter::default(), Page::new(Page::MAX_LIMIT, offset)?).await?;
+        let page = parts.client.list_orders(filter.clone(), Page::new(Page::MAX_LIMIT, offset)?).await?;
         let full = page.items.len() as u32 == Page::MAX_LIMIT;
         if let (Some(last), Some(first)) = (last_read, page.items.first())
             && first.id < last
@@ -268,14 +280,10 @@ async fn copy(parts: &Parts) -> Result<u64, Stop> {
         // An order of a pet created after the pets were read comes with the feed.
         parts.store.mirror_put(Put::Orders(page.items), true).await?;
         if !full {
-            break;
+            return Ok(());
         }
         offset += Page::MAX_LIMIT - ORDER_PAGE_OVERLAP;
     }
-
-    parts.store.mirror_finish(head).await?;
-    parts.status.send_modify(|s| s.position = Some(head));
-    Ok(head)
 }
 
 /// Puts what the server answered for one thing, or removes `gone` from the mirror if the

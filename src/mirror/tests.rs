@@ -357,3 +357,47 @@ async fn a_sale_whose_answer_was_lost_is_queued_even_where_the_mirror_shows_no_s
     assert_eq!(stock_of(&mirror, pets[0]).await, 0, "the mirror keeps no reservation the server has not");
     assert_eq!(orders_of(&mirror).await, orders_of(&server).await);
 }
+
+async fn cancelled_of(store: &impl Petstore) -> Vec<Order> {
+    let cancelled = OrderFilter { cancelled: true, ..OrderFilter::default() };
+    store.list_orders(cancelled, Page::new(100, 0).unwrap()).await.unwrap().items
+}
+
+/// Cancelled orders are kept on the server; a till shows them as the server has them, from
+/// its first copy, from the feed, from its own cancellation, and from one made offline and
+/// replayed once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_till_keeps_cancelled_orders_as_the_server_has_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, pets) = shop(dir.path(), 2, 10).await;
+    let copied = server.place_order(order(pets[0], 2, false)).await.unwrap();
+    server.cancel_order(copied.id).await.unwrap();
+    let mut remote = Remote::start(server.clone()).await;
+    let mirror = Mirror::open(&dir.path().join("mirrors"), remote.client()).unwrap();
+    assert!(mirror.settle(SETTLE).await, "{:?}", *mirror.status().borrow());
+    assert_eq!(cancelled_of(&mirror).await, cancelled_of(&server).await, "in the first copy");
+
+    let fed = server.place_order(order(pets[0], 1, false)).await.unwrap();
+    server.cancel_order(fed.id).await.unwrap();
+    let mine = mirror.place_order(order(pets[1], 3, false)).await.unwrap();
+    mirror.cancel_order(mine.id).await.unwrap();
+    assert!(mirror.settle(SETTLE).await);
+    assert_eq!(cancelled_of(&mirror).await, cancelled_of(&server).await, "from the feed and its own");
+    assert_eq!(cancelled_of(&server).await.len(), 3);
+
+    // Offline: the cancellation takes effect on the till at once and reaches the server once.
+    let open = mirror.place_order(order(pets[1], 4, false)).await.unwrap();
+    assert!(mirror.settle(SETTLE).await);
+    remote.down().await;
+    mirror.cancel_order(open.id).await.unwrap();
+    assert_eq!(stock_of(&mirror, pets[1]).await, 10);
+    assert!(cancelled_of(&mirror).await.iter().any(|o| o.id == open.id), "kept on the till");
+    let again = mirror.cancel_order(open.id).await.unwrap_err();
+    assert_eq!(again.code, ErrorCode::OrderCancelled);
+    remote.up().await;
+    assert!(mirror.settle(SETTLE).await);
+    assert_eq!(stock_of(&server, pets[1]).await, 10, "its stock returned once");
+    assert!(server.get_order(open.id).await.unwrap().cancelled_at.is_some());
+    assert_eq!(orders_of(&mirror).await, orders_of(&server).await);
+    assert_eq!(cancelled_of(&mirror).await, cancelled_of(&server).await);
+}

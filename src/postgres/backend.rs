@@ -124,6 +124,9 @@ impl Petstore for PgStore {
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
         read!(self, |c| inventory::adjustments(&c, pet, page))
     }
+    async fn stock_history(&self, pet: PetId, page: Page) -> Result<Paged<StockEntry>> {
+        read!(self, |c| inventory::history(&c, pet, page))
+    }
 
     async fn get_settings(&self) -> Result<ShopSettings> {
         read!(self, |c| settings::get(&c))

@@ -44,6 +44,7 @@ pub(super) async fn orders_after(
     let sql = format!(
         "SELECT {}, p.name FROM orders o JOIN pets p ON p.id = o.pet_id
          WHERE o.id > $1 AND ($3::text IS NULL OR o.created_at >= $3) AND ($4::text IS NULL OR o.created_at < $4)
+           AND o.cancelled_at IS NULL
          ORDER BY o.id LIMIT $2",
         prefixed(orders::COLUMNS, "o")
     );
@@ -51,5 +52,5 @@ pub(super) async fn orders_after(
         .query(&c.prepare_cached(&sql).await.map_err(pg)?, &[&after, &i64::from(limit), &from, &to])
         .await
         .map_err(pg)?;
-    rows.iter().map(|r| Ok(OrderExport { order: orders::from_row(r, 0)?, pet_name: col(r, 11)? })).collect()
+    rows.iter().map(|r| Ok(OrderExport { order: orders::from_row(r, 0)?, pet_name: col(r, 12)? })).collect()
 }

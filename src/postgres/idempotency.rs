@@ -233,7 +233,7 @@ async fn place(c: &impl GenericClient, new: &NewOrder) -> Result<Result<Order>> 
 }
 
 /// Runs `command` in a savepoint: its refusal becomes the outcome with whatever it wrote
-/// undone (cancelling deletes the order before the returned stock can be refused, for
+/// undone (cancelling stamps the order before the returned stock can be refused, for
 /// one). `command` has not started yet: a future does nothing until awaited.
 async fn undone_if_refused<T>(
     c: &impl GenericClient,

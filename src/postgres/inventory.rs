@@ -10,8 +10,8 @@ use super::stock::{StockEvent, set_stock, stock_row};
 use super::types::col;
 use crate::domain::status_rules::adjusted;
 use crate::domain::{
-    InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged, PetId,
-    StockLevel, Timestamp,
+    AuditRecord, InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, OrderId, Page,
+    Paged, PetId, StockEntry, StockLevel, Timestamp, history_sql,
 };
 use crate::error::{Error, Result};
 
@@ -87,7 +87,11 @@ pub(super) async fn set(c: &impl GenericClient, pet: PetId, quantity: StockLevel
     let current = stock_row(c, pet).await?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
     let delta = quantity.get() - current.stock;
     if delta != 0 {
-        record(c, pet, delta, &format!("stock set to {}", quantity.get()), quantity.get()).await?;
+        record(
+            c,
+            &AuditRecord::counted(pet, delta, format!("stock set to {}", quantity.get()), quantity.get()),
+        )
+        .await?;
     }
     set_stock(c, pet, &current, quantity.get(), StockEvent::Counted).await?;
     get(c, pet).await
@@ -101,21 +105,25 @@ pub(super) async fn adjust(
     let current = stock_row(c, pet).await?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
     let delta = adjustment.delta.get();
     let after = adjusted(current.named(), current.stock, delta)?;
-    record(c, pet, delta, adjustment.reason.as_str(), after).await?;
+    record(c, &AuditRecord::counted(pet, delta, adjustment.reason.as_str(), after)).await?;
     set_stock(c, pet, &current, after, StockEvent::Counted).await?;
     get(c, pet).await
 }
 
-/// The audit record of stock a pet was imported with.
-async fn record(c: &impl GenericClient, pet: PetId, delta: i64, reason: &str, after: i64) -> Result<()> {
-    let sql = "INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at)
-               VALUES ($1, $2, $3, $4, $5)";
-    c.execute(
-        &c.prepare_cached(sql).await.map_err(pg)?,
-        &[&pet.get(), &delta, &reason, &after, &Timestamp::now().to_string()],
-    )
-    .await
-    .map_err(pg)?;
+/// Writes `r` into the audit trail.
+pub(super) async fn record(c: &impl GenericClient, r: &AuditRecord) -> Result<()> {
+    let sql =
+        "INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at, order_id)
+               VALUES ($1, $2, $3, $4, $5, $6)";
+    let values: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [
+        &r.pet.get(),
+        &r.delta,
+        &r.reason,
+        &r.after,
+        &Timestamp::now().to_string(),
+        &r.order.map(OrderId::get),
+    ];
+    c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &values).await.map_err(pg)?;
     Ok(())
 }
 
@@ -127,6 +135,8 @@ pub(super) async fn adjustments(
     get(c, pet).await?;
     let mut w = Filter::default();
     w.and("pet_id = $?", pet.get());
+    // Counts and adjustments only, as ever; an order's quantity change is in the history.
+    w.and_sql("order_id IS NULL");
     let where_sql = w.sql();
     let limit = limit_offset(&mut w, page);
     let list = List {
@@ -149,4 +159,32 @@ pub(super) async fn adjustments(
         })
     })
     .await
+}
+
+/// Pet `pet`'s stock history, newest first (`domain::history_sql`).
+pub(super) async fn history(c: &impl GenericClient, pet: PetId, page: Page) -> Result<Paged<StockEntry>> {
+    get(c, pet).await?;
+    let (count, page_sql) = history_sql("$1", "$2", "$3");
+    let total: i64 =
+        col(&c.query_one(&c.prepare_cached(&count).await.map_err(pg)?, &[&pet.get()]).await.map_err(pg)?, 0)?;
+    let (limit, offset) = (i64::from(page.limit()), i64::from(page.offset()));
+    let rows = c
+        .query(&c.prepare_cached(&page_sql).await.map_err(pg)?, &[&pet.get(), &limit, &offset])
+        .await
+        .map_err(pg)?;
+    let items = rows
+        .iter()
+        .map(|r| {
+            let kind: String = col(r, 0)?;
+            Ok(StockEntry {
+                kind: kind.parse().map_err(Error::internal)?,
+                delta: col(r, 1)?,
+                at: col(r, 2)?,
+                reason: col(r, 3)?,
+                order_id: col(r, 4)?,
+                stock_after: col(r, 5)?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Paged { items, total: total as u64 })
 }

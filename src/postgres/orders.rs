@@ -18,15 +18,16 @@ use super::paging::{self, Filter, List, limit_offset};
 use super::pg;
 use super::stock::{StockEvent, set_stock, stock_row};
 use super::types::col;
-use crate::domain::status_rules::{ensure_available, ensure_open, ensure_stock};
+use crate::domain::status_rules::{PatchKind, ensure_available, ensure_open, ensure_stock, patch_kind};
 use crate::domain::{
-    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, Price, Timestamp, like_contains,
+    AuditRecord, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, Price, Timestamp,
+    like_contains,
 };
 use crate::error::{Error, ErrorCode, Result};
 
 pub(super) const COLUMNS: &str =
     "id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
-                       customer_name, customer_phone, note";
+                       customer_name, customer_phone, note, cancelled_at";
 
 /// An order from `r`, whose columns from `at` on are [`COLUMNS`].
 pub(super) fn from_row(r: &Row, at: usize) -> Result<Order> {
@@ -45,6 +46,7 @@ pub(super) fn from_row(r: &Row, at: usize) -> Result<Order> {
         customer_name: col(r, at + 8)?,
         customer_phone: col(r, at + 9)?,
         note: col(r, at + 10)?,
+        cancelled_at: col(r, at + 11)?,
     })
 }
 
@@ -56,6 +58,9 @@ pub(super) async fn list(c: &impl GenericClient, filter: &OrderFilter, page: Pag
     if let Some(complete) = filter.complete {
         w.and("complete = $?", complete);
     }
+    // Each list is a range of one index: orders_by_complete for the open and the completed,
+    // orders_cancelled for the cancelled (migrations/postgres/0006).
+    w.and_sql(if filter.cancelled { "cancelled_at IS NOT NULL" } else { "cancelled_at IS NULL" });
     if let Some(q) = &filter.q {
         w.and(
             "(customer_name_folded LIKE $? ESCAPE '\\' OR pet_id IN (SELECT id FROM pets WHERE name_folded LIKE $? ESCAPE '\\'))",
@@ -84,18 +89,15 @@ pub(super) async fn get(c: &impl GenericClient, id: OrderId) -> Result<Order> {
         .ok_or_else(|| Error::not_found(OrderId::WHAT, id.get()))
 }
 
-/// The order's row locked until the transaction `c` ends, and refused if completed.
-async fn get_open(c: &impl GenericClient, id: OrderId) -> Result<Order> {
+/// The order's row locked until the transaction `c` ends.
+async fn get_locked(c: &impl GenericClient, id: OrderId) -> Result<Order> {
     let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1 FOR UPDATE");
-    let order = c
-        .query_opt(&c.prepare_cached(&sql).await.map_err(pg)?, &[&id.get()])
+    c.query_opt(&c.prepare_cached(&sql).await.map_err(pg)?, &[&id.get()])
         .await
         .map_err(pg)?
         .map(|r| from_row(&r, 0))
         .transpose()?
-        .ok_or_else(|| Error::not_found(OrderId::WHAT, id.get()))?;
-    ensure_open(&order)?;
-    Ok(order)
+        .ok_or_else(|| Error::not_found(OrderId::WHAT, id.get()))
 }
 
 /// The order's own fields as bound parameters after the pet and the quantity: ship date,
@@ -190,16 +192,23 @@ fn no_such_pet(pet: PetId) -> Error {
     Error::new(ErrorCode::InvalidReference, format!("petId {pet} names no pet"))
 }
 
-/// Changes an open order's quantity or ship date, or completes it. The order's row is
-/// locked first, then its pet's (always in that order, so two such writes never wait
-/// for each other in a circle).
+/// Changes an open order's quantity or ship date, or completes it; or reopens a completed
+/// one (`complete: false`). The order's row is locked first, then its pet's (always in that
+/// order, so two such writes never wait for each other in a circle).
 pub(super) async fn update(c: &impl GenericClient, id: OrderId, patch: &OrderPatch) -> Result<Order> {
     if patch.is_empty() {
         return Err(Error::validation(
             "the patch changes nothing: give quantity, shipDate, complete, customerName, customerPhone or note",
         ));
     }
-    let order = get_open(c, id).await?;
+    let order = get_locked(c, id).await?;
+    if patch_kind(&order, patch)? == PatchKind::Reopen {
+        let sql = "UPDATE orders SET complete = false, completed_at = NULL WHERE id = $1";
+        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?;
+        let pet = stock_row(c, order.pet_id).await?.ok_or_else(|| Error::internal("order without pet"))?;
+        set_stock(c, order.pet_id, &pet, pet.stock, StockEvent::Reopened).await?;
+        return get(c, id).await;
+    }
 
     if let Some(quantity) = patch.quantity {
         let more = quantity.get() - order.quantity;
@@ -211,6 +220,8 @@ pub(super) async fn update(c: &impl GenericClient, id: OrderId, patch: &OrderPat
             c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &quantity.get()])
                 .await
                 .map_err(pg)?;
+            let change = AuditRecord::order_changed(&order, quantity.get(), -more, pet.stock - more);
+            super::inventory::record(c, &change).await?;
             let event = if more > 0 { StockEvent::Taken } else { StockEvent::Returned };
             set_stock(c, order.pet_id, &pet, pet.stock - more, event).await?;
         }
@@ -249,12 +260,16 @@ pub(super) async fn update(c: &impl GenericClient, id: OrderId, patch: &OrderPat
     get(c, id).await
 }
 
-/// Cancels an open order; its quantity returns to stock.
+/// Cancels an open order; its quantity returns to stock, and the order is kept, stamped
+/// when.
 pub(super) async fn cancel(c: &impl GenericClient, id: OrderId) -> Result<()> {
-    let order = get_open(c, id).await?;
+    let order = get_locked(c, id).await?;
+    ensure_open(&order)?;
     let pet = stock_row(c, order.pet_id).await?.ok_or_else(|| Error::internal("order without pet"))?;
-    let sql = "DELETE FROM orders WHERE id = $1";
-    c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?;
+    let sql = "UPDATE orders SET cancelled_at = $2 WHERE id = $1";
+    c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &Timestamp::now().to_string()])
+        .await
+        .map_err(pg)?;
     set_stock(c, order.pet_id, &pet, pet.stock + order.quantity, StockEvent::Returned).await
 }
 

@@ -31,6 +31,11 @@ impl Filter {
         self.clauses.push(clause.replace("$?", &format!("${}", self.params.len())));
     }
 
+    /// Adds `clause`, which binds no value.
+    pub fn and_sql(&mut self, clause: &str) {
+        self.clauses.push(clause.to_owned());
+    }
+
     /// The next parameter's placeholder, for a value bound with [`Filter::bind`].
     pub fn bind(&mut self, value: impl ToSql + Sync + Send + 'static) -> String {
         self.params.push(Box::new(value));

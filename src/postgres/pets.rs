@@ -269,15 +269,19 @@ fn on_refused(e: tokio_postgres::Error, new: &NewPet) -> Error {
     }
 }
 
+/// Deletes a pet whose orders, if any, are all cancelled: those go with it (they sold
+/// nothing); an open or completed order keeps the pet for its record.
 pub(super) async fn delete(c: &impl GenericClient, id: PetId) -> Result<()> {
     // Locked, so that no order for it is placed between the count and the delete.
     get_for_update(c, id).await?;
-    let sql = "SELECT count(*) FROM orders WHERE pet_id = $1";
+    let sql = "SELECT count(*) FROM orders WHERE pet_id = $1 AND cancelled_at IS NULL";
     let orders: i64 =
         col(&c.query_one(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?, 0)?;
     if orders > 0 {
         return Err(crate::domain::pet_has_orders(id, orders));
     }
+    let sql = "DELETE FROM orders WHERE pet_id = $1";
+    c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?;
     let sql = "DELETE FROM pets WHERE id = $1";
     c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?;
     Ok(())

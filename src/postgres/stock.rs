@@ -58,7 +58,7 @@ pub(super) async fn set_stock(
 ) -> Result<()> {
     check_stock_limit(current.named(), stock)?;
     let open_orders: i64 = if stock == 0 {
-        let sql = "SELECT count(*) FROM orders WHERE pet_id = $1 AND NOT complete";
+        let sql = "SELECT count(*) FROM orders WHERE pet_id = $1 AND NOT complete AND cancelled_at IS NULL";
         col(&c.query_one(&c.prepare_cached(sql).await.map_err(pg)?, &[&pet.get()]).await.map_err(pg)?, 0)?
     } else {
         0

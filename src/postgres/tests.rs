@@ -157,6 +157,12 @@ async fn scenario(shop: &dyn Petstore) -> Vec<String> {
     step!(shop.cancel_order(id(1)).await);
     step!(shop.cancel_order(id(2)).await);
     step!(shop.cancel_order(id(2)).await);
+    step!(shop.update_order(id(2), body(r#"{"complete": false}"#)).await);
+    step!(shop.update_order(id(1), body(r#"{"complete": false}"#)).await);
+    step!(shop.update_order(id(1), body(r#"{"complete": false, "quantity": 2}"#)).await);
+    step!(shop.cancel_order(id(1)).await);
+    step!(shop.get_order(id(1)).await);
+    step!(shop.list_orders(OrderFilter { cancelled: true, ..OrderFilter::default() }, Page::default()).await);
     step!(shop.get_pet(id(1)).await);
     step!(shop.set_inventory(id(3), body(r#"{"quantity": 1}"#)).await);
     step!(shop.place_order(body(r#"{"petId": 3, "complete": true}"#)).await);
@@ -172,8 +178,11 @@ async fn scenario(shop: &dyn Petstore) -> Vec<String> {
     step!(shop.list_adjustments(id(98), Page::default()).await);
     step!(shop.list_orders(OrderFilter::default(), Page::default()).await);
     step!(
-        shop.list_orders(OrderFilter { q: None, pet_id: Some(id(3)), complete: Some(true) }, Page::default())
-            .await
+        shop.list_orders(
+            OrderFilter { pet_id: Some(id(3)), complete: Some(true), ..OrderFilter::default() },
+            Page::default()
+        )
+        .await
     );
     step!(
         shop.list_orders(OrderFilter { complete: Some(false), ..OrderFilter::default() }, Page::default())

@@ -89,6 +89,9 @@ impl Petstore for Store {
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
         self.read(move |c| inventory::adjustments(c, pet, page)).await
     }
+    async fn stock_history(&self, pet: PetId, page: Page) -> Result<Paged<StockEntry>> {
+        self.read(move |c| inventory::history(c, pet, page)).await
+    }
 
     async fn get_settings(&self) -> Result<ShopSettings> {
         self.read_bounded(settings::get).await

@@ -41,12 +41,13 @@ pub(super) fn orders_after(
     let sql = format!(
         "SELECT {}, p.name FROM orders o JOIN pets p ON p.id = o.pet_id
          WHERE o.id > ?1 AND (?3 IS NULL OR o.created_at >= ?3) AND (?4 IS NULL OR o.created_at < ?4)
+           AND o.cancelled_at IS NULL
          ORDER BY o.id LIMIT ?2",
         prefixed(orders::COLUMNS, "o")
     );
     let mut statement = conn.prepare_cached(&sql)?;
     let rows = statement.query_map(params![after, limit, from, to], |r| {
-        Ok(OrderExport { order: orders::from_row(r)?, pet_name: r.get(11)? })
+        Ok(OrderExport { order: orders::from_row(r)?, pet_name: r.get(12)? })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

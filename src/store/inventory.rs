@@ -7,8 +7,8 @@ use super::paging::{self, KeptList};
 use super::status_rules::{StockEvent, set_stock, stock_row};
 use crate::domain::status_rules::adjusted;
 use crate::domain::{
-    InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged, PetId,
-    StockLevel, Timestamp,
+    AuditRecord, InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged,
+    PetId, StockEntry, StockLevel, Timestamp, history_sql,
 };
 use crate::error::{Error, Result};
 
@@ -67,7 +67,10 @@ pub(super) fn set(conn: &Connection, pet: PetId, quantity: StockLevel) -> Result
     let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
     let delta = quantity.get() - current.stock;
     if delta != 0 {
-        record(conn, pet, delta, &format!("stock set to {}", quantity.get()), quantity.get())?;
+        record(
+            conn,
+            &AuditRecord::counted(pet, delta, format!("stock set to {}", quantity.get()), quantity.get()),
+        )?;
     }
     set_stock(conn, pet, &current, quantity.get(), StockEvent::Counted)?;
     get(conn, pet)
@@ -81,29 +84,32 @@ pub(super) fn adjust(
     let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
     let delta = adjustment.delta.get();
     let after = adjusted(current.named(), current.stock, delta)?;
-    record(conn, pet, delta, adjustment.reason.as_str(), after)?;
+    record(conn, &AuditRecord::counted(pet, delta, adjustment.reason.as_str(), after))?;
     set_stock(conn, pet, &current, after, StockEvent::Counted)?;
     get(conn, pet)
 }
 
-fn record(conn: &Connection, pet: PetId, delta: i64, reason: &str, after: i64) -> Result<()> {
+/// Writes `r` into the audit trail.
+pub(super) fn record(conn: &Connection, r: &AuditRecord) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)",
+        "INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at, order_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
-    .execute(params![pet, delta, reason, after, Timestamp::now()])?;
+    .execute(params![r.pet, r.delta, r.reason, r.after, Timestamp::now(), r.order])?;
     Ok(())
 }
 
 /// The audit record of stock a pet was imported with.
 pub(super) fn record_import(conn: &Connection, pet: PetId, stock: i64) -> Result<()> {
-    record(conn, pet, stock, crate::domain::IMPORT_REASON, stock)
+    record(conn, &AuditRecord::counted(pet, stock, crate::domain::IMPORT_REASON, stock))
 }
 
 pub(super) fn adjustments(conn: &Connection, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
     get(conn, pet)?;
     let mut w = Filter::default();
     w.and("pet_id = ?", [Value::Integer(pet.get())]);
+    // Counts and adjustments only, as ever; an order's quantity change is in the history.
+    w.and("order_id IS NULL", []);
     let columns = "id, pet_id, delta, reason, quantity_after, created_at";
     let source = Source { columns, from: "inventory_adjustments", key: "id" };
     paging::page(conn, &w, source, "id DESC", page, None, |r| {
@@ -116,4 +122,27 @@ pub(super) fn adjustments(conn: &Connection, pet: PetId, page: Page) -> Result<P
             created_at: r.get(5)?,
         })
     })
+}
+
+/// Pet `pet`'s stock history, newest first (`domain::history_sql`).
+pub(super) fn history(conn: &Connection, pet: PetId, page: Page) -> Result<Paged<StockEntry>> {
+    get(conn, pet)?;
+    let (count, page_sql) = history_sql("?1", "?2", "?3");
+    let total: i64 = conn.prepare_cached(&count)?.query_row([pet], |r| r.get(0))?;
+    let mut statement = conn.prepare_cached(&page_sql)?;
+    let rows = statement.query_map(params![pet, page.limit(), page.offset()], |r| {
+        let kind: String = r.get(0)?;
+        Ok(StockEntry {
+            kind: kind.parse().map_err(|e: String| {
+                rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.into())
+            })?,
+            delta: r.get(1)?,
+            at: r.get(2)?,
+            reason: r.get(3)?,
+            order_id: r.get(4)?,
+            stock_after: r.get(5)?,
+        })
+    })?;
+    let items = rows.collect::<rusqlite::Result<_>>()?;
+    Ok(Paged { items, total: total as u64 })
 }

@@ -820,13 +820,13 @@ fn put_pets(
 fn put_orders(tx: &Connection, list: &[Order], seen: bool) -> Result<()> {
     let mut upsert = tx.prepare_cached(
         "INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
-                             customer_name, customer_name_folded, customer_phone, note)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                             customer_name, customer_name_folded, customer_phone, note, cancelled_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
          ON CONFLICT (id) DO UPDATE SET pet_id = excluded.pet_id, quantity = excluded.quantity,
             ship_date = excluded.ship_date, complete = excluded.complete, created_at = excluded.created_at,
             unit_price_cents = excluded.unit_price_cents, completed_at = excluded.completed_at,
             customer_name = excluded.customer_name, customer_name_folded = excluded.customer_name_folded,
-            customer_phone = excluded.customer_phone, note = excluded.note",
+            customer_phone = excluded.customer_phone, note = excluded.note, cancelled_at = excluded.cancelled_at",
     )?;
     for o in list {
         mark(tx, seen, "order", o.id.get())?;
@@ -845,7 +845,8 @@ fn put_orders(tx: &Connection, list: &[Order], seen: bool) -> Result<()> {
             o.customer_name,
             o.customer_name.as_deref().map(fold),
             o.customer_phone,
-            o.note
+            o.note,
+            o.cancelled_at
         ])?;
     }
     Ok(())

@@ -4,15 +4,15 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::filter::{Filter, Source};
 use super::paging;
 use super::status_rules::{StockEvent, set_stock, stock_row};
-use crate::domain::status_rules::{ensure_available, ensure_open, ensure_stock};
+use crate::domain::status_rules::{PatchKind, ensure_available, ensure_open, ensure_stock, patch_kind};
 use crate::domain::{
-    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, Timestamp, like_contains,
+    AuditRecord, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, Timestamp, like_contains,
 };
 use crate::error::{Error, ErrorCode, Result};
 
 pub(super) const COLUMNS: &str =
     "id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
-                       customer_name, customer_phone, note";
+                       customer_name, customer_phone, note, cancelled_at";
 
 pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Order> {
     let quantity = r.get(2)?;
@@ -30,6 +30,7 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Order> {
         customer_name: r.get(8)?,
         customer_phone: r.get(9)?,
         note: r.get(10)?,
+        cancelled_at: r.get(11)?,
     })
 }
 
@@ -41,6 +42,9 @@ pub(super) fn list(conn: &Connection, filter: &OrderFilter, page: Page) -> Resul
     if let Some(complete) = filter.complete {
         w.and("complete = ?", [Value::Integer(complete.into())]);
     }
+    // Each list is a range of one index: orders_by_complete for the open and the completed,
+    // orders_cancelled for the cancelled (migrations/sqlite/0010).
+    w.and(if filter.cancelled { "cancelled_at IS NOT NULL" } else { "cancelled_at IS NULL" }, []);
     if let Some(q) = &filter.q {
         let like = Value::Text(like_contains(&q.folded()));
         w.and(
@@ -122,14 +126,21 @@ fn insert(
     OrderId::try_from(conn.last_insert_rowid()).map_err(Error::internal)
 }
 
-/// Changes an open order's quantity or ship date, or completes it.
+/// Changes an open order's quantity or ship date, or completes it; or reopens a
+/// completed one (`complete: false`).
 pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Result<Order> {
     if patch.is_empty() {
         return Err(Error::validation(
             "the patch changes nothing: give quantity, shipDate, complete, customerName, customerPhone or note",
         ));
     }
-    let order = get_open(conn, id)?;
+    let order = get(conn, id)?;
+    if patch_kind(&order, patch)? == PatchKind::Reopen {
+        conn.execute("UPDATE orders SET complete = 0, completed_at = NULL WHERE id = ?1", [id])?;
+        let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
+        set_stock(conn, order.pet_id, &pet, pet.stock, StockEvent::Reopened)?;
+        return get(conn, id);
+    }
 
     if let Some(quantity) = patch.quantity {
         let more = quantity.get() - order.quantity;
@@ -137,6 +148,8 @@ pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Resu
             let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
             ensure_stock(pet.named(), pet.stock, more)?;
             conn.execute("UPDATE orders SET quantity = ?2 WHERE id = ?1", params![id, quantity.get()])?;
+            let change = AuditRecord::order_changed(&order, quantity.get(), -more, pet.stock - more);
+            super::inventory::record(conn, &change)?;
             let event = if more > 0 { StockEvent::Taken } else { StockEvent::Returned };
             set_stock(conn, order.pet_id, &pet, pet.stock - more, event)?;
         }
@@ -173,11 +186,12 @@ pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Resu
     get(conn, id)
 }
 
-/// Cancels an open order; its quantity returns to stock.
+/// Cancels an open order; its quantity returns to stock, and the order is kept, stamped
+/// when.
 pub(super) fn cancel(conn: &Connection, id: OrderId) -> Result<()> {
     let order = get_open(conn, id)?;
     let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
-    conn.execute("DELETE FROM orders WHERE id = ?1", [id])?;
+    conn.execute("UPDATE orders SET cancelled_at = ?2 WHERE id = ?1", params![id, Timestamp::now()])?;
     set_stock(conn, order.pet_id, &pet, pet.stock + order.quantity, StockEvent::Returned)
 }
 

@@ -206,12 +206,19 @@ fn on_duplicate_sku(e: rusqlite::Error, sku: Option<&Sku>) -> Error {
     }
 }
 
+/// Deletes a pet whose orders, if any, are all cancelled: those go with it (they sold
+/// nothing); an open or completed order keeps the pet for its record.
 pub(super) fn delete(conn: &Connection, id: PetId) -> Result<()> {
     get(conn, id)?;
-    let orders: i64 = conn.query_row("SELECT count(*) FROM orders WHERE pet_id = ?1", [id], |r| r.get(0))?;
+    let orders: i64 = conn.query_row(
+        "SELECT count(*) FROM orders WHERE pet_id = ?1 AND cancelled_at IS NULL",
+        [id],
+        |r| r.get(0),
+    )?;
     if orders > 0 {
         return Err(crate::domain::pet_has_orders(id, orders));
     }
+    conn.execute("DELETE FROM orders WHERE pet_id = ?1", [id])?;
     conn.execute("DELETE FROM pets WHERE id = ?1", [id])?;
     Ok(())
 }

@@ -60,8 +60,10 @@ pub(super) fn set_stock(
 ) -> Result<()> {
     check_stock_limit(current.named(), stock)?;
     let open_orders = if stock == 0 {
-        conn.prepare_cached("SELECT count(*) FROM orders WHERE pet_id = ?1 AND complete = 0")?
-            .query_row([pet], |r| r.get(0))?
+        conn.prepare_cached(
+            "SELECT count(*) FROM orders WHERE pet_id = ?1 AND complete = 0 AND cancelled_at IS NULL",
+        )?
+        .query_row([pet], |r| r.get(0))?
     } else {
         0
     };

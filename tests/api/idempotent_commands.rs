@@ -153,7 +153,7 @@ async fn a_retried_completion_answers_the_same_order() {
 }
 
 #[tokio::test]
-async fn a_retried_cancellation_answers_204_again_and_not_404() {
+async fn a_retried_cancellation_answers_204_again_and_not_409() {
     let app = spawn_app().await;
     let pet = app.pet_with_stock("Rex", 5).await;
     let order = open_order(&app, pet, 2).await;
@@ -165,14 +165,14 @@ async fn a_retried_cancellation_answers_204_again_and_not_404() {
     }
     assert_eq!(stock(&app, pet).await, 5, "the stock returned once");
     assert_eq!(orders_placed(&app).await, 0);
-    assert_eq!(cancel(&app, order, None).await.code(), "not_found");
-    assert_eq!(cancel(&app, order, Some("cancel-2")).await.code(), "not_found");
+    assert_eq!(cancel(&app, order, None).await.code(), "order_cancelled");
+    assert_eq!(cancel(&app, order, Some("cancel-2")).await.code(), "order_cancelled");
     // That refusal is kept under its key too.
-    assert_eq!(cancel(&app, order, Some("cancel-2")).await.code(), "not_found");
+    assert_eq!(cancel(&app, order, Some("cancel-2")).await.code(), "order_cancelled");
 }
 
-/// Cancelling deletes the order before it finds that the returned stock would be above
-/// the maximum: the refusal is kept, and the deletion undone with it.
+/// Cancelling stamps the order before it finds that the returned stock would be above
+/// the maximum: the refusal is kept, and the stamp undone with it.
 #[tokio::test]
 async fn a_refusal_found_after_the_change_began_is_kept_and_the_change_undone() {
     let app = spawn_app().await;

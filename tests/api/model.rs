@@ -52,18 +52,20 @@ struct ModelOrder {
     pet: usize,
     quantity: i64,
     complete: bool,
+    /// Cancelled orders are kept, and refuse every change.
+    cancelled: bool,
 }
 
 #[derive(Default)]
 struct Model {
     pets: Vec<ModelPet>,
-    /// Orders in placement order; `None` once cancelled.
+    /// Orders in placement order.
     orders: Vec<Option<ModelOrder>>,
 }
 
 impl Model {
     fn open_orders(&self, pet: usize) -> usize {
-        self.orders.iter().flatten().filter(|o| o.pet == pet && !o.complete).count()
+        self.orders.iter().flatten().filter(|o| o.pet == pet && !o.complete && !o.cancelled).count()
     }
 
     fn counted(&mut self, pet: usize, stock: i64) {
@@ -96,6 +98,7 @@ impl Model {
     fn order(&self, index: usize) -> Result<ModelOrder, ErrorCode> {
         match self.orders.get(index).copied().flatten() {
             None => Err(ErrorCode::NotFound),
+            Some(o) if o.cancelled => Err(ErrorCode::OrderCancelled),
             Some(o) if o.complete => Err(ErrorCode::OrderCompleted),
             Some(o) => Ok(o),
         }
@@ -119,7 +122,7 @@ impl Model {
                     return Err(ErrorCode::InsufficientStock);
                 }
                 self.pets[pet].stock -= quantity;
-                self.orders.push(Some(ModelOrder { pet, quantity, complete }));
+                self.orders.push(Some(ModelOrder { pet, quantity, complete, cancelled: false }));
                 self.took(pet);
             }
             Op::Complete(index) => {
@@ -131,7 +134,7 @@ impl Model {
             }
             Op::Cancel(index) => {
                 let o = self.order(index)?;
-                self.orders[index] = None;
+                self.orders[index] = Some(ModelOrder { cancelled: true, ..o });
                 self.pets[o.pet].stock += o.quantity;
                 self.returned(o.pet);
             }
@@ -192,13 +195,7 @@ async fn run(
             .update_order(order(i), OrderPatch { complete: Some(true), ..Default::default() })
             .await
             .map(drop),
-        Op::Cancel(i) => {
-            let result = store.cancel_order(order(i)).await;
-            if result.is_ok() {
-                orders[i] = None;
-            }
-            result
-        }
+        Op::Cancel(i) => store.cancel_order(order(i)).await,
         Op::ChangeQuantity(i, q) => store
             .update_order(
                 order(i),
@@ -243,7 +240,7 @@ proptest! {
                     let m = model.pets[i];
                     prop_assert_eq!((item.status, item.quantity), (m.status, m.stock), "pet {} after step {} {:?}", i, step, op);
                     let ordered: i64 = store
-                        .list_orders(OrderFilter { q: None, pet_id: Some(*pet), complete: None }, Page::new(100, 0).unwrap())
+                        .list_orders(OrderFilter { pet_id: Some(*pet), ..OrderFilter::default() }, Page::new(100, 0).unwrap())
                         .await
                         .unwrap()
                         .items

@@ -96,19 +96,19 @@ describe('api wrappers', () => {
       get_inventory: () => stockItem(1, 'Rex', 2),
       set_inventory: () => stockItem(1, 'Rex', 9),
       adjust_inventory: () => stockItem(1, 'Rex', 7),
-      list_adjustments: () => paged([]),
+      stock_history: () => paged([]),
     });
     await api.listInventory({ belowQuantity: 5 });
     await api.getInventory(1);
     await api.setInventory(1, 9);
     await api.adjustInventory(1, -2, 'Damaged');
-    await api.listAdjustments(1, { limit: 20, offset: 0 });
+    await api.stockHistory(1, { limit: 20, offset: 0 });
     expect(b.calls).toEqual([
       { cmd: 'list_inventory', args: { query: { statuses: [], belowQuantity: 5, limit: null, offset: null } } },
       { cmd: 'get_inventory', args: { petId: 1 } },
       { cmd: 'set_inventory', args: { petId: 1, update: { quantity: 9 } } },
       { cmd: 'adjust_inventory', args: { petId: 1, adjustment: { delta: -2, reason: 'Damaged' } } },
-      { cmd: 'list_adjustments', args: { petId: 1, page: { limit: 20, offset: 0 } } },
+      { cmd: 'stock_history', args: { petId: 1, page: { limit: 20, offset: 0 } } },
     ]);
   });
 

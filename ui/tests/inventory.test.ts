@@ -2,7 +2,7 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
-import { adjustment, category, paged, pet, stockItem } from '../src/dev/fixtures';
+import { category, paged, pet, stockEntry, stockItem } from '../src/dev/fixtures';
 import { mockBackend, type Handler } from '../src/dev/mockBackend';
 import InventoryScreen from '../src/screens/InventoryScreen.svelte';
 
@@ -14,10 +14,15 @@ function backend(more: Record<string, Handler> = {}) {
       paged(ITEMS.filter((i) => query.belowQuantity === null || i.quantity < query.belowQuantity)),
     adjust_inventory: ({ petId, adjustment }) => stockItem(petId, 'Rex', 4 + adjustment.delta),
     set_inventory: ({ petId, update }) => stockItem(petId, 'Rex', update.quantity),
-    list_adjustments: () =>
+    stock_history: () =>
       paged([
-        adjustment(2, 1, -1, 'Damaged', 4),
-        adjustment(1, 1, 5, 'Delivery received', 5, { createdAt: '2026-11-21T09:00:00Z' }),
+        stockEntry('adjusted', -1, 4, { reason: 'Damaged' }),
+        stockEntry('order_cancelled', 2, 5, { orderId: 12 }),
+        stockEntry('order_changed', -1, 3, { orderId: 12, reason: 'quantity 1 → 2' }),
+        stockEntry('order_completed', 0, 4, { orderId: 11 }),
+        stockEntry('order_placed', -1, 4, { orderId: 12 }),
+        stockEntry('counter_sale', -2, 5, { orderId: 11 }),
+        stockEntry('adjusted', 7, 7, { reason: 'Delivery received', at: '2026-11-21T09:00:00Z' }),
       ]),
     list_categories: () => paged([category(1, 'Dogs', 2), category(2, 'Cats', 1)]),
     list_pets: ({ query }) => {
@@ -103,17 +108,26 @@ describe('Inventory screen', () => {
     await waitFor(() => expect(b.argsOf('set_inventory')).toEqual([{ petId: 1, update: { quantity: 12 } }]));
   });
 
-  it('History lists the adjustments newest first with reason and count after', async () => {
+  it('History lists counts, sales and orders newest first in a clerk’s words, with the stock after each', async () => {
     const b = backend();
     render(InventoryScreen);
     await userEvent.click(await screen.findByTestId('history-1'));
-    const first = await screen.findByTestId('adjustment-row-2');
+    const first = await screen.findByTestId('history-row-0');
     expect(first).toHaveTextContent('−1');
     expect(first).toHaveTextContent('Damaged');
-    expect(screen.getByTestId('adjustment-row-1')).toHaveTextContent('+5');
-    const rows = within(screen.getByRole('dialog')).getAllByTestId(/^adjustment-row-/);
-    expect(rows[0]).toBe(first);
-    expect(b.argsOf('list_adjustments')[0]).toEqual({ petId: 1, page: { limit: 20, offset: 0 } });
+    const rows = within(screen.getByRole('dialog')).getAllByTestId(/^history-row-/);
+    expect(rows.map((r) => r.children[2].textContent)).toEqual([
+      'Damaged',
+      'Order #12 cancelled: back in stock',
+      'Order #12 changed: quantity 1 → 2',
+      'Order #11 completed: collected',
+      'Order #12 placed: reserved',
+      'Sold at the counter (order #11)',
+      'Delivery received',
+    ]);
+    expect(rows.map((r) => r.children[3].textContent)).toEqual(['4', '5', '3', '4', '4', '5', '7']);
+    expect(rows[3].children[1]).toHaveTextContent('0');
+    expect(b.argsOf('stock_history')[0]).toEqual({ petId: 1, page: { limit: 20, offset: 0 } });
   });
 
   it('History says what “In stock after” means', async () => {
@@ -124,6 +138,8 @@ describe('Inventory screen', () => {
     expect(within(dialog).getByRole('columnheader', { name: 'In stock after' })).toBeInTheDocument();
     expect(within(dialog).getByTestId('history-intro')).toHaveTextContent('Rex has 4 in stock now');
     expect(within(dialog).getByTestId('history-intro')).toHaveTextContent('the stock right after that change');
+    expect(within(dialog).getByTestId('history-intro')).toHaveTextContent('sales and orders');
+    expect(within(dialog).getByTestId('history-intro')).not.toHaveTextContent('not listed');
   });
 
   it('searches by name and filters by category through the pets, with each pet’s stock', async () => {

@@ -16,10 +16,11 @@ const ORDERS = [
   order(11, 2, { customerName: 'Ana García', customerPhone: '+34 600 123 456', note: 'Collects Saturday' }),
 ];
 const DONE = order(10, 1, { complete: true, unitPrice: '12.50', total: '12.50', completedAt: '2026-11-22T10:20:00Z' });
+const CANCELLED = order(9, 2, { customerName: 'Tom Weber', cancelledAt: '2026-11-22T10:25:00Z' });
 
 function backend(more: Record<string, Handler> = {}) {
   return mockBackend({
-    list_orders: ({ query }) => paged(query.complete ? [DONE] : ORDERS),
+    list_orders: ({ query }) => paged(query.cancelled ? [CANCELLED] : query.complete ? [DONE] : ORDERS),
     list_pets: ({ query }) =>
       paged(
         PETS.filter(
@@ -30,7 +31,12 @@ function backend(more: Record<string, Handler> = {}) {
             (query.statuses.length === 0 || query.statuses.includes(p.status)),
         ),
       ),
-    update_order: ({ id }) => ({ ...order(id, 1, { complete: true, completedAt: '2026-11-22T10:30:00Z' }), unitPrice: '12.50', total: '25.00', quantity: 2 }),
+    update_order: ({ id, patch }) => ({
+      ...order(id, 1, { complete: patch.complete, completedAt: patch.complete ? '2026-11-22T10:30:00Z' : null }),
+      unitPrice: '12.50',
+      total: '25.00',
+      quantity: 2,
+    }),
     cancel_order: () => null,
     get_inventory: ({ petId }) => stockItem(petId, 'Rex', 3),
     place_order: ({ order: o }) => ({
@@ -75,6 +81,48 @@ describe('Orders screen', () => {
     await screen.findByTestId('order-row-10');
     expect(b.argsOf('list_orders').at(-1)!.query).toMatchObject({ complete: true, offset: 0 });
     expect(screen.queryByTestId('complete-order-10')).not.toBeInTheDocument();
+  });
+
+  it('the Cancelled tab asks for cancelled orders, shows when each was cancelled and offers no actions', async () => {
+    const b = backend();
+    render(OrdersScreen);
+    await screen.findByTestId('order-row-12');
+    await userEvent.click(screen.getByTestId('tab-cancelled'));
+    const row = await screen.findByTestId('order-row-9');
+    expect(b.argsOf('list_orders').at(-1)!.query).toEqual({ petId: null, complete: null, cancelled: true, limit: 25, offset: 0 });
+    expect(within(row).getByText('Bella')).toBeInTheDocument();
+    expect(within(row).getByTestId('order-customer')).toHaveTextContent('Tom Weber');
+    expect(screen.getByRole('columnheader', { name: 'Cancelled' })).toBeInTheDocument();
+    expect(within(row).getByTestId('order-cancelled-9')).not.toHaveTextContent('—');
+    expect(within(row).queryAllByRole('button')).toEqual([]);
+
+    await userEvent.type(screen.getByTestId('order-search'), 'Tom');
+    await waitFor(() => expect(b.argsOf('list_orders').at(-1)!.query).toMatchObject({ cancelled: true, q: 'Tom' }));
+  });
+
+  it('the arrow keys go round the three tabs', async () => {
+    backend();
+    render(OrdersScreen);
+    await screen.findByTestId('order-row-12');
+    screen.getByTestId('tab-open').focus();
+    await userEvent.keyboard('{ArrowLeft}');
+    expect(screen.getByTestId('tab-cancelled')).toHaveFocus();
+    expect(screen.getByTestId('tab-cancelled')).toHaveAttribute('aria-selected', 'true');
+    await userEvent.keyboard('{ArrowRight}');
+    expect(screen.getByTestId('tab-open')).toHaveFocus();
+  });
+
+  it('Undo in the toast after completing reopens the order', async () => {
+    const b = backend();
+    render(OrdersScreen);
+    await userEvent.click(await screen.findByTestId('complete-order-12'));
+    await waitFor(() => expect(toast.action?.label).toBe('Undo'));
+    await screen.findByTestId('last-sale');
+    await toast.act();
+    await waitFor(() => expect(b.argsOf('update_order').at(-1)).toEqual({ id: 12, patch: { complete: false } }));
+    await waitFor(() => expect(toast.message).toBe('Order #12 is open again'));
+    expect(toast.action).toBeNull();
+    expect(screen.queryByTestId('last-sale')).not.toBeInTheDocument();
   });
 
   it('Complete calls update_order with complete: true and says so', async () => {

@@ -1,6 +1,6 @@
 use petstore::domain::{
     InventoryAdjustment, InventoryFilter, InventoryItem, InventoryUpdate, NewInventoryAdjustment, Paged,
-    PetId, PetStatus,
+    PetId, PetStatus, StockEntry,
 };
 use serde::Deserialize;
 use tauri::State;
@@ -63,4 +63,14 @@ pub async fn list_adjustments(
 ) -> CommandResult<Paged<InventoryAdjustment>> {
     let page = page.0.unwrap_or_default().parse()?;
     Ok(shell.current().list_adjustments(pet_id.0, page).await?)
+}
+
+/// Everything that moved the pet's stock, newest first: the Inventory screen's history.
+#[tauri::command]
+pub async fn stock_history(
+    shell: State<'_, Shell>,
+    pet_id: Input<PetId>,
+    page: Input<Option<PageQuery>>,
+) -> CommandResult<Paged<StockEntry>> {
+    Ok(shell.current().stock_history(pet_id.0, page.0.unwrap_or_default().parse()?).await?)
 }

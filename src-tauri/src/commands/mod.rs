@@ -64,6 +64,7 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         inventory::set_inventory,
         inventory::adjust_inventory,
         inventory::list_adjustments,
+        inventory::stock_history,
         settings::get_settings,
         settings::save_settings,
         settings::test_connection,

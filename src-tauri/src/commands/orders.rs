@@ -10,7 +10,7 @@ use crate::input::Input;
 use crate::low_stock::LowStockAlerts;
 use crate::shell::Shell;
 
-/// The Orders screen's filters: open or completed, one pet, and the page.
+/// The Orders screen's filters: open, completed or cancelled, one pet, and the page.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -19,6 +19,10 @@ pub struct OrderQuery {
     pub pet_id: Option<PetId>,
     #[serde(default)]
     pub complete: Option<bool>,
+    /// Only the cancelled orders (the Cancelled tab); without it they are left out.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default)]
+    pub cancelled: Option<bool>,
     /// Part of the customer's or the pet's name; blank means no search.
     #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default)]
@@ -33,7 +37,12 @@ pub async fn list_orders(shell: State<'_, Shell>, query: Input<OrderQuery>) -> C
         Some(q) => Some(Name::parse(q).map_err(CommandError::validation)?),
         None => None,
     };
-    let filter = OrderFilter { pet_id: query.0.pet_id, complete: query.0.complete, q };
+    let filter = OrderFilter {
+        pet_id: query.0.pet_id,
+        complete: query.0.complete,
+        cancelled: query.0.cancelled.unwrap_or(false),
+        q,
+    };
     Ok(shell.current().list_orders(filter, query.0.page.parse()?).await?)
 }
 
@@ -51,7 +60,8 @@ pub async fn place_order<R: Runtime>(
     Ok(placed)
 }
 
-/// Changes an open order's quantity or ship date, or completes it.
+/// Changes an open order's quantity or ship date, or completes it; `complete: false` on a
+/// completed order reopens it (the Undo after completing).
 #[tauri::command]
 pub async fn update_order<R: Runtime>(
     app: AppHandle<R>,
@@ -69,6 +79,7 @@ pub async fn update_order<R: Runtime>(
     Ok(order)
 }
 
+/// Cancels an open order: its stock returns, and the order is kept (the Cancelled tab).
 #[tauri::command]
 pub async fn cancel_order(shell: State<'_, Shell>, id: Input<OrderId>) -> CommandResult<()> {
     Ok(shell.current().cancel_order(id.0).await?)

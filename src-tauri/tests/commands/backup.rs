@@ -46,7 +46,7 @@ fn stocked(path: &std::path::Path, pets: &[i64]) -> Vec<i64> {
             let stock = store.get_inventory(pet).await.unwrap().quantity;
             let (mut ordered, mut offset) = (0, 0);
             loop {
-                let filter = OrderFilter { q: None, pet_id: Some(pet), complete: None };
+                let filter = OrderFilter { pet_id: Some(pet), ..OrderFilter::default() };
                 let page = store.list_orders(filter, Page::new(100, offset).unwrap()).await.unwrap();
                 ordered += page.items.iter().map(|o| o.quantity).sum::<i64>();
                 offset += page.items.len() as u32;

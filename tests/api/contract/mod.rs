@@ -60,6 +60,7 @@ on_both_backends!(
     a_counter_sale_sells_the_last_one,
     stock_counts_move_the_status_and_are_audited,
     completed_orders_are_final,
+    cancelled_orders_are_kept_apart_and_completing_can_be_undone,
     references_and_deletions_are_checked,
     inventory_is_listed_lowest_first_with_filters,
 );

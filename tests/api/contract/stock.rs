@@ -52,8 +52,9 @@ pub(super) async fn cancelling_or_shrinking_an_order_returns_stock(p: &dyn Petst
     assert_eq!(stock_of(p, t, rex).await, (0, Pending));
     t.ok("cancel it", p.cancel_order(first.id).await);
     assert_eq!(stock_of(p, t, rex).await, (1, Available));
-    t.fails("get the cancelled order", p.get_order(first.id).await, NotFound);
-    t.fails("cancel it again", p.cancel_order(first.id).await, NotFound);
+    let kept = t.ok("get the cancelled order", p.get_order(first.id).await);
+    assert!(kept.cancelled_at.is_some() && !kept.complete, "kept, stamped when: {kept:?}");
+    t.fails("cancel it again", p.cancel_order(first.id).await, OrderCancelled);
 
     let second = t.ok("order again", p.place_order(order(rex, 1)).await);
     assert_eq!(second.id, oid(2), "ids are never reused");
@@ -148,6 +149,40 @@ pub(super) async fn completed_orders_are_final(p: &dyn Petstore, t: &mut Transcr
         ValidationFailed,
     );
     assert_eq!(stock_of(p, t, rex).await, (0, Pending));
+}
+
+pub(super) async fn cancelled_orders_are_kept_apart_and_completing_can_be_undone(
+    p: &dyn Petstore,
+    t: &mut Transcript,
+) {
+    let rex = pet_with_stock(p, t, "Rex", 3).await.id;
+    let kept = t.ok("order", p.place_order(order(rex, 2)).await);
+    let open = t.ok("another order", p.place_order(order(rex, 1)).await);
+    t.ok("cancel the first", p.cancel_order(kept.id).await);
+    assert_eq!(stock_of(p, t, rex).await, (2, Available));
+    let listed = t.ok("the orders", p.list_orders(OrderFilter::default(), all()).await);
+    assert_eq!((listed.items.iter().map(|o| o.id).collect::<Vec<_>>(), listed.total), (vec![open.id], 1));
+    let only_cancelled = OrderFilter { cancelled: true, ..OrderFilter::default() };
+    let cancelled = t.ok("the cancelled orders", p.list_orders(only_cancelled.clone(), all()).await);
+    assert_eq!((cancelled.items[0].id, cancelled.total), (kept.id, 1));
+    assert!(cancelled.items[0].cancelled_at.is_some());
+    let searched = OrderFilter { q: Some(name("rex")), ..only_cancelled };
+    assert_eq!(t.ok("search the cancelled", p.list_orders(searched, all()).await).total, 1);
+    let fewer = OrderPatch { quantity: Some(Quantity::try_from(1).unwrap()), ..Default::default() };
+    t.fails("change a cancelled order", p.update_order(kept.id, fewer).await, OrderCancelled);
+    t.fails("complete a cancelled order", p.update_order(kept.id, complete()).await, OrderCancelled);
+
+    // The undo of completing: the order is open again and keeps its units.
+    let done = t.ok("complete the other", p.update_order(open.id, complete()).await);
+    assert!(done.complete && done.completed_at.is_some());
+    let reopen = OrderPatch { complete: Some(false), ..Default::default() };
+    let reopened = t.ok("reopen it", p.update_order(open.id, reopen.clone()).await);
+    assert_eq!((reopened.complete, reopened.completed_at, reopened.quantity), (false, None, 1));
+    assert_eq!(stock_of(p, t, rex).await, (2, Available), "its unit stays reserved");
+    t.ok("reopen an open order: nothing to undo", p.update_order(open.id, reopen.clone()).await);
+    t.ok("cancel the reopened order", p.cancel_order(open.id).await);
+    assert_eq!(stock_of(p, t, rex).await, (3, Available));
+    t.fails("reopen a cancelled order", p.update_order(open.id, reopen).await, OrderCancelled);
 }
 
 pub(super) async fn inventory_is_listed_lowest_first_with_filters(p: &dyn Petstore, t: &mut Transcript) {

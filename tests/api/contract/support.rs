@@ -73,8 +73,10 @@ fn mask_times(value: &mut Value) {
     match value {
         Value::Object(map) => {
             for (key, v) in map.iter_mut() {
-                if matches!(key.as_str(), "createdAt" | "updatedAt" | "shipDate" | "completedAt")
-                    && v.is_string()
+                if matches!(
+                    key.as_str(),
+                    "createdAt" | "updatedAt" | "shipDate" | "completedAt" | "cancelledAt"
+                ) && v.is_string()
                 {
                     *v = Value::from("<time>");
                 } else {

@@ -11,13 +11,14 @@ pub fn one<T: rusqlite::types::FromSql>(conn: &Connection, sql: &str) -> T {
     conn.query_row(sql, [], |r| r.get(0)).unwrap_or_else(|e| panic!("{sql}: {e}"))
 }
 
-/// Per pet, stock plus the quantities of its orders (open and completed). Orders only move
+/// Per pet, stock plus the quantities of its orders (open and completed; a cancelled one
+/// gave its units back). Orders only move
 /// units between the two, so only stock counts and adjustments change it (nothing is ever
 /// oversold): it must equal what was stocked.
 pub fn stocked(conn: &Connection) -> Vec<(i64, i64)> {
     conn.prepare(
         "SELECT p.id, p.stock + coalesce(sum(o.quantity), 0) FROM pets p
-         LEFT JOIN orders o ON o.pet_id = p.id GROUP BY p.id ORDER BY p.id",
+         LEFT JOIN orders o ON o.pet_id = p.id AND o.cancelled_at IS NULL GROUP BY p.id ORDER BY p.id",
     )
     .unwrap()
     .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))

@@ -10,7 +10,6 @@ import type { PageQuery } from '../lib/bindings/PageQuery';
 import type { PetQuery } from '../lib/bindings/PetQuery';
 import type { SettingsInput } from '../lib/bindings/SettingsInput';
 import {
-  adjustment,
   apiKey,
   category,
   localStatus,
@@ -20,6 +19,7 @@ import {
   salesDay,
   settingsView,
   shopSettings,
+  stockEntry,
   stockItem,
 } from './fixtures';
 import { lineTotal } from '../lib/money';
@@ -57,6 +57,7 @@ const ORDERS = [
   order(3, 22, { quantity: 3, complete: true, shipDate: '2026-11-21T09:00:00Z', completedAt: '2026-11-21T09:05:00Z' }),
   order(2, 5, { complete: true, shipDate: '2026-11-20T16:30:00Z', completedAt: '2026-11-20T16:31:00Z' }),
   order(1, 30, { quantity: 2, shipDate: '2026-11-25T00:00:00Z', note: 'Collects Saturday' }),
+  order(7, 9, { customerName: 'Tom Weber', note: 'Changed his mind', cancelledAt: '2026-11-22T10:40:00Z' }),
 ].map((o) => {
   const unitPrice = PETS[o.petId - 1].price;
   return { ...o, unitPrice, total: lineTotal(unitPrice, o.quantity) };
@@ -67,12 +68,18 @@ const SALES = Array.from({ length: 14 }, (_, i) => {
   const orders = [3, 5, 2, 8, 6, 0, 4, 7, 9, 3, 5, 6, 2, 4][i];
   return salesDay(day, orders, orders + (i % 3), `${orders * 87}.${(i * 7) % 10}0`);
 });
-// Each ends at the pet's stock now (2, 5 and 12).
-const ADJUSTMENTS = [3, 5, 7].flatMap((petId, i) => [
-  adjustment(9 - 3 * i, petId, 2, 'Returned by customer', stock[petId - 1]),
-  adjustment(8 - 3 * i, petId, -1, 'Damaged', stock[petId - 1] - 2),
-  adjustment(7 - 3 * i, petId, 10, 'Delivery received', stock[petId - 1] - 1),
-]);
+// The stock history of every pet, newest first, ending at its stock now: a delivery, a
+// damaged one, an order placed and cancelled, a counter sale.
+const history = (petId: number) => {
+  const now = stock[petId - 1];
+  return [
+    stockEntry('counter_sale', -1, now, { orderId: 40 + petId, at: '2026-11-22T11:00:00Z' }),
+    stockEntry('order_cancelled', 2, now + 1, { orderId: 20 + petId, at: '2026-11-22T10:30:00Z' }),
+    stockEntry('order_placed', -2, now - 1, { orderId: 20 + petId, at: '2026-11-22T10:00:00Z' }),
+    stockEntry('adjusted', -1, now + 1, { reason: 'Damaged', at: '2026-11-21T16:00:00Z' }),
+    stockEntry('adjusted', now + 2, now + 2, { reason: 'Delivery received', at: '2026-11-21T09:00:00Z' }),
+  ];
+};
 const API_KEYS = [apiKey('label printer'), apiKey('till', { scope: 'write', prefix: 'psk_77aa88bb' })];
 
 function page<T>(items: T[], q: PageQuery | null) {
@@ -105,8 +112,14 @@ const handlers: Record<string, Handler> = {
   list_categories: ({ page: p }) => page(categories, p),
   list_orders: ({ query }) => {
     const q: OrderQuery = query;
+    // Cancelled orders only on the Cancelled tab, as the store lists them.
     return page(
-      ORDERS.filter((o) => (q.petId === null || o.petId === q.petId) && (q.complete === null || o.complete === q.complete)),
+      ORDERS.filter(
+        (o) =>
+          (q.petId === null || o.petId === q.petId) &&
+          (q.complete === null || o.complete === q.complete) &&
+          (o.cancelledAt !== null) === !!q.cancelled,
+      ).sort((x, y) => y.id - x.id),
       q,
     );
   },
@@ -122,7 +135,7 @@ const handlers: Record<string, Handler> = {
     );
   },
   get_inventory: ({ petId }) => STOCK.find((s) => s.petId === petId),
-  list_adjustments: ({ petId, page: p }) => page(ADJUSTMENTS.filter((a) => a.petId === petId), p),
+  stock_history: ({ petId, page: p }) => page(history(petId), p),
   startup_failure: () => null,
   get_update_settings: () => ({ address: null, canInstall: false, currentVersion: '1.0.0' }),
   get_settings: () => settingsView(),
@@ -146,7 +159,11 @@ const handlers: Record<string, Handler> = {
   replace_category: ({ id, category: c }) => ({ ...byId(categories, id), ...c }),
   delete_category: () => null,
   place_order: ({ order: o }) => order(nextId++, o.petId, o),
-  update_order: ({ id, patch }) => ({ ...byId(ORDERS, id), ...patch }),
+  // Completing stamps when; complete: false (the Undo) clears it again.
+  update_order: ({ id, patch }) => {
+    const completedAt = patch.complete === undefined ? {} : { completedAt: patch.complete ? new Date().toISOString() : null };
+    return { ...byId(ORDERS, id), ...patch, ...completedAt };
+  },
   cancel_order: () => null,
   set_inventory: ({ petId, update }) => ({ ...STOCK.find((s) => s.petId === petId), quantity: update.quantity }),
   adjust_inventory: ({ petId, adjustment: a }) => {

@@ -2,7 +2,6 @@
 // a change to a generated binding breaks the type check of both in the same place.
 
 import type { Category } from '../lib/bindings/Category';
-import type { InventoryAdjustment } from '../lib/bindings/InventoryAdjustment';
 import type { InventoryItem } from '../lib/bindings/InventoryItem';
 import type { KeyInfo } from '../lib/bindings/KeyInfo';
 import type { Order } from '../lib/bindings/Order';
@@ -11,6 +10,8 @@ import type { SalesDay } from '../lib/bindings/SalesDay';
 import type { SettingsView } from '../lib/bindings/SettingsView';
 import type { ShopSettings } from '../lib/bindings/ShopSettings';
 import type { Status } from '../lib/bindings/Status';
+import type { StockEntry } from '../lib/bindings/StockEntry';
+import type { StockEntryKind } from '../lib/bindings/StockEntryKind';
 
 /** When every fixture was made, unless it says otherwise. */
 export const TIME = '2026-11-22T10:15:00Z';
@@ -50,20 +51,22 @@ export const order = (id: number, petId: number, more: Partial<Order> = {}): Ord
   customerName: null,
   customerPhone: null,
   note: null,
+  cancelledAt: null,
   ...more,
 });
 
 export const stockItem = (petId: number, petName: string, quantity: number, more: Partial<InventoryItem> = {}) =>
   ({ petId, petName, status: 'available', quantity, updatedAt: TIME, ...more }) satisfies InventoryItem;
 
-export const adjustment = (
-  id: number,
-  petId: number,
-  delta: number,
-  reason: string,
-  quantityAfter: number,
-  more: Partial<InventoryAdjustment> = {},
-): InventoryAdjustment => ({ id, petId, delta, reason, quantityAfter, createdAt: TIME, ...more });
+export const stockEntry = (kind: StockEntryKind, delta: number, stockAfter: number, more: Partial<StockEntry> = {}): StockEntry => ({
+  kind,
+  delta,
+  at: TIME,
+  reason: null,
+  orderId: null,
+  stockAfter,
+  ...more,
+});
 
 export const apiKey = (name: string, more: Partial<KeyInfo> = {}): KeyInfo => ({
   name,

@@ -8,7 +8,6 @@ import type { ConnectionReport } from './bindings/ConnectionReport';
 import type { ExportKind } from './bindings/ExportKind';
 import type { FileChoice } from './bindings/FileChoice';
 import type { ImportReport } from './bindings/ImportReport';
-import type { InventoryAdjustment } from './bindings/InventoryAdjustment';
 import type { InventoryItem } from './bindings/InventoryItem';
 import type { InventoryQuery } from './bindings/InventoryQuery';
 import type { IssuedKey } from './bindings/IssuedKey';
@@ -32,9 +31,10 @@ import type { SettingsView } from './bindings/SettingsView';
 import type { ShopSettings } from './bindings/ShopSettings';
 import type { StartupFailure } from './bindings/StartupFailure';
 import type { Status } from './bindings/Status';
+import type { StockEntry } from './bindings/StockEntry';
+import type { SyncStatus } from './bindings/SyncStatus';
 import type { UpdateOffer } from './bindings/UpdateOffer';
 import type { UpdateSettings } from './bindings/UpdateSettings';
-import type { SyncStatus } from './bindings/SyncStatus';
 import { toCommandError } from './errors';
 
 /** The largest page any list command accepts. */
@@ -108,6 +108,8 @@ export const listOrders = (query: Partial<OrderQuery> = {}) =>
 export const placeOrder = (order: NewOrder) => call<Order>('place_order', { order });
 export const updateOrder = (id: number, patch: OrderPatch) => call<Order>('update_order', { id, patch });
 export const completeOrder = (id: number) => updateOrder(id, { complete: true });
+/** The undo of completing: the order is open again, its units still reserved. */
+export const reopenOrder = (id: number) => updateOrder(id, { complete: false });
 export const cancelOrder = (id: number) => call<null>('cancel_order', { id });
 
 // Inventory
@@ -119,8 +121,9 @@ export const setInventory = (petId: number, quantity: number) =>
   call<InventoryItem>('set_inventory', { petId, update: { quantity } });
 export const adjustInventory = (petId: number, delta: number, reason: string) =>
   call<InventoryItem>('adjust_inventory', { petId, adjustment: { delta, reason } });
-export const listAdjustments = (petId: number, page: PageQuery | null = null) =>
-  call<Paged<InventoryAdjustment>>('list_adjustments', { petId, page });
+/** Everything that moved the pet's stock, newest first, each with the stock after it. */
+export const stockHistory = (petId: number, page: PageQuery | null = null) =>
+  call<Paged<StockEntry>>('stock_history', { petId, page });
 
 // Settings and status
 

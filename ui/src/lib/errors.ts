@@ -42,6 +42,7 @@ const HINTS: Partial<Record<ErrorCode, string>> = {
   insufficient_stock: 'Not enough in stock for that: add stock first, or take fewer.',
   pet_not_available: 'Only available pets can be ordered.',
   order_completed: 'A completed order can no longer be changed or cancelled.',
+  order_cancelled: 'A cancelled order is kept for the record and can no longer change.',
   category_in_use: 'Move its pets to another category, or delete them, first.',
   pet_has_orders: 'A pet with orders is kept for their record and cannot be deleted.',
   duplicate_name: 'Names must be unique (upper and lower case count as the same).',

@@ -12,4 +12,8 @@ total: string | null,
 /**
  * When it was completed (the planned `shipDate` is another thing).
  */
-completedAt: string | null, customerName: string | null, customerPhone: string | null, note: string | null, };
+completedAt: string | null, customerName: string | null, customerPhone: string | null, note: string | null, 
+/**
+ * When it was cancelled: the order is kept for the record, its stock returned.
+ */
+cancelledAt: string | null, };
