@@ -207,6 +207,11 @@ impl Shell {
         self.apply_local_api(&self.saved_settings()).await;
     }
 
+    /// The data directory: where `settings.json` (and the window's preferences in it) live.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     /// The saved settings, without the remote key's details (which may still be coming).
     pub fn saved_settings(&self) -> Settings {
         self.saved.lock().unwrap_or_else(|p| p.into_inner()).clone()

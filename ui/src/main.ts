@@ -1,6 +1,7 @@
 import { mount } from 'svelte';
 
 import App from './App.svelte';
+import { theme } from './lib/theme.svelte';
 import './styles/app.css';
 
 async function start() {
@@ -11,6 +12,8 @@ async function start() {
     const { installFakeBackend } = await import('./dev/fakeBackend');
     installFakeBackend();
   }
+  // The saved theme before the first paint of a screen, so a dark till never flashes white.
+  await theme.load();
   mount(App, { target: document.getElementById('app')! });
 }
 
