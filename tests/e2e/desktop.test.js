@@ -4,7 +4,8 @@
 // pet picker's highlight, the focus after a sale, every screen whole at the smallest window
 // (960x600, screenshots fit-<screen>-<theme>.png), and axe-core inside the real webview on
 // every screen and the main dialogs in both themes: no serious or critical violation
-// (every finding, of any impact, in target/e2e/axe-<theme>.txt).
+// (every finding, of any impact, in target/e2e/axe-<theme>.txt; each dialog's picture in
+// dialog-<name>-<theme>.png).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -178,6 +179,7 @@ async function axeEverywhere(browser, theme, shop) {
     await open();
     await waitVisible(browser, ready);
     await check(`dialog ${name}`);
+    await screenshot(browser, `dialog-${name.replace(/ /g, '-')}-${theme}`);
     await browser.keys([ESCAPE]);
     await waitGone(browser, '[role="dialog"]');
   };
