@@ -29,6 +29,7 @@ pub use local_api::{LocalApi, LocalApiStatus};
 pub use secret_store::RemoteKeyStorage;
 pub use settings::{
     BackendKind, LocalApiSettings, ProvisionedRemote, Provisioning, Settings, SettingsInput, SettingsView,
+    ThemeChoice, UiPreferences,
 };
 pub use shell::{ConnectionReport, Shell, Status};
 pub use startup::{StartupFailure, StartupFailureKind};

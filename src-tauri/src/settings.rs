@@ -55,6 +55,28 @@ impl Settings {
     }
 }
 
+/// The window's light or dark look: the system's (what `prefers-color-scheme` says), or
+/// one of the two whatever the system says.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ThemeChoice {
+    #[default]
+    System,
+    Light,
+    Dark,
+}
+
+/// The window's own preferences: how it looks, nothing about the shop or its data. Kept in
+/// `settings.json` beside the settings, apart from them, so saving one never touches the
+/// other (the Settings form's save, with its remote checks, is not needed for a colour).
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct UiPreferences {
+    pub theme: ThemeChoice,
+}
+
 /// What the Settings screen shows: the settings, whether a remote key is saved and where
 /// it is (or would be) kept.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -247,12 +269,13 @@ pub mod persist {
     use tauri::Runtime;
     use tauri_plugin_store::StoreExt;
 
-    use super::Settings;
+    use super::{Settings, UiPreferences};
     use crate::error::{CommandError, CommandResult};
 
     /// The file, in the data directory.
     pub const FILE_NAME: &str = "settings.json";
     const SETTINGS: &str = "settings";
+    const UI_PREFERENCES: &str = "ui";
     /// Where versions before the keyring kept the remote key; read once to move it out.
     const LEGACY_REMOTE_KEY: &str = "remoteKey";
 
@@ -328,6 +351,26 @@ pub mod persist {
             }
         }
         store.save().map_err(CommandError::internal)
+    }
+
+    /// The window's preferences, or the defaults when none are saved (or they do not parse,
+    /// which is logged: a look is never worth a window that does not open).
+    pub fn load_preferences<R: Runtime>(app: &tauri::AppHandle<R>, dir: &Path) -> CommandResult<UiPreferences> {
+        Ok(match load_value(app, dir, UI_PREFERENCES)? {
+            Some(value) => serde_json::from_value(value).unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "the saved window preferences do not parse; using the defaults");
+                UiPreferences::default()
+            }),
+            None => UiPreferences::default(),
+        })
+    }
+
+    pub fn save_preferences<R: Runtime>(
+        app: &tauri::AppHandle<R>,
+        dir: &Path,
+        preferences: &UiPreferences,
+    ) -> CommandResult<()> {
+        save_value(app, dir, UI_PREFERENCES, Some(json!(preferences)))
     }
 
     /// Deletes the remote key an earlier version kept here, once it is in the secret store.

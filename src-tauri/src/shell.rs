@@ -195,11 +195,6 @@ impl Shell {
         self.backend.served()
     }
 
-    /// The data folder.
-    pub fn dir(&self) -> &std::path::Path {
-        &self.dir
-    }
-
     pub fn local_api(&self) -> &LocalApi {
         &self.local_api
     }
@@ -213,6 +208,12 @@ impl Shell {
     /// Serves again with what is saved (a new key, say).
     pub async fn restart_local_api(&self) {
         self.apply_local_api(&self.saved_settings()).await;
+    }
+
+    /// The data directory: where `settings.json` (the window's preferences and the update
+    /// address in it too) lives.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
     }
 
     /// The saved settings, without the remote key's details (which may still be coming).

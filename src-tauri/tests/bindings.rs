@@ -55,6 +55,8 @@ fn export_all(dir: &Path) {
         SettingsInput,
         BackendKind,
         LocalApiSettings,
+        UiPreferences,
+        ThemeChoice,
         LocalApiStatus,
         Status,
         ConnectionReport,

@@ -2,6 +2,7 @@ import { mount } from 'svelte';
 
 import App from './App.svelte';
 import { startupFailure } from './lib/api';
+import { theme } from './lib/theme.svelte';
 import './styles/app.css';
 
 async function start() {
@@ -12,6 +13,9 @@ async function start() {
     const { installFakeBackend } = await import('./dev/fakeBackend');
     installFakeBackend();
   }
+  // The saved theme before the first paint of a screen, so a dark till never flashes white
+  // (after a failed start there is no saved one to read: the system's).
+  await theme.load();
   const target = document.getElementById('app')!;
   // A failed start shows why instead of the shop (src-tauri/src/startup.rs).
   const failure = await startupFailure();

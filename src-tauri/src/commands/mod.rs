@@ -72,6 +72,8 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         settings::get_local_api_key,
         settings::regenerate_local_api_key,
         settings::open_api_docs,
+        settings::get_preferences,
+        settings::save_preferences,
         backup::suggest_backup_path,
         backup::backup_database,
         api_keys::list_api_keys,

@@ -2,7 +2,7 @@ use tauri::{AppHandle, Runtime, State};
 
 use crate::error::{CommandError, CommandResult};
 use crate::input::Input;
-use crate::settings::{SettingsInput, SettingsView};
+use crate::settings::{SettingsInput, SettingsView, UiPreferences, persist};
 use crate::shell::{ConnectionReport, Shell, Status};
 
 #[tauri::command]
@@ -67,4 +67,24 @@ pub fn open_api_docs<R: Runtime>(app: AppHandle<R>, shell: State<'_, Shell>) -> 
     app.opener()
         .open_url(format!("{address}/docs"), None::<&str>)
         .map_err(|e| CommandError::validation(format!("could not open a browser: {e}")))
+}
+
+/// The window's own preferences (its theme), read before the first screen shows.
+#[tauri::command]
+pub fn get_preferences<R: Runtime>(
+    app: AppHandle<R>,
+    shell: State<'_, Shell>,
+) -> CommandResult<UiPreferences> {
+    persist::load_preferences(&app, shell.dir())
+}
+
+/// Saves the window's preferences; the window has applied them already.
+#[tauri::command]
+pub fn save_preferences<R: Runtime>(
+    app: AppHandle<R>,
+    shell: State<'_, Shell>,
+    preferences: Input<UiPreferences>,
+) -> CommandResult<UiPreferences> {
+    persist::save_preferences(&app, shell.dir(), &preferences.0)?;
+    Ok(preferences.0)
 }

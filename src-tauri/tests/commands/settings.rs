@@ -146,3 +146,26 @@ fn in_remote_mode_a_change_made_on_another_till_refreshes_the_window() {
         "a remote change refreshed the local window"
     );
 }
+
+#[test]
+fn the_theme_follows_the_system_until_chosen_and_the_choice_survives_a_restart() {
+    let app = app();
+    assert_eq!(app.ok("get_preferences", json!({})), json!({ "theme": "system" }));
+    assert_eq!(
+        app.ok("save_preferences", json!({ "preferences": { "theme": "dark" } })),
+        json!({ "theme": "dark" })
+    );
+    let refused = app.fails("save_preferences", json!({ "preferences": { "theme": "purple" } }));
+    assert_eq!(refused["code"], "validation_failed", "{refused}");
+    // The shop's settings are another entry of the file: saving them keeps the theme.
+    let local = json!({ "settings": {
+        "backend": "local", "baseUrl": null, "localApi": { "enabled": false, "port": 8787 }
+    } });
+    app.ok("save_settings", local);
+
+    let dir = app.dir;
+    drop(app.app);
+    let app = app_in(dir);
+    assert_eq!(app.ok("get_preferences", json!({})), json!({ "theme": "dark" }));
+    assert_eq!(app.ok("get_settings", json!({}))["localApi"]["enabled"], false);
+}

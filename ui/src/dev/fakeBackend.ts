@@ -139,6 +139,8 @@ const handlers: Record<string, Handler> = {
   startup_failure: () => null,
   get_update_settings: () => ({ address: null, canInstall: false, currentVersion: '1.0.0' }),
   get_settings: () => settingsView(),
+  // `?theme=dark` (or light) in the address shows that theme, for screenshots.
+  get_preferences: () => ({ theme: new URLSearchParams(location.search).get('theme') ?? 'system' }),
   get_status: () => localStatus({ target: '/home/shop/.local/share/org.petstore.desktop/petstore.db' }),
   test_connection: ({ baseUrl }) => ({ ok: false, message: `Mock mode: nothing at ${baseUrl} to connect to.` }),
   // Local mode: nothing to sync, an empty outbox.
@@ -183,6 +185,7 @@ const handlers: Record<string, Handler> = {
   rotate_api_key: ({ name }) => ({ key: API_KEYS.find((k) => k.name === name), secret: secret() }),
   backup_database: ({ to }) => to,
   save_shop_settings: ({ settings }) => settings,
+  save_preferences: ({ preferences }) => preferences,
   export_csv: () => 48_213,
   import_pets_csv: ({ createCategories, dryRun }) => ({
     pets: 120,

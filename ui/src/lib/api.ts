@@ -32,6 +32,7 @@ import type { ShopSettings } from './bindings/ShopSettings';
 import type { StartupFailure } from './bindings/StartupFailure';
 import type { Status } from './bindings/Status';
 import type { StockEntry } from './bindings/StockEntry';
+import type { UiPreferences } from './bindings/UiPreferences';
 import type { SyncStatus } from './bindings/SyncStatus';
 import type { UpdateOffer } from './bindings/UpdateOffer';
 import type { UpdateSettings } from './bindings/UpdateSettings';
@@ -134,6 +135,10 @@ export const testConnection = (baseUrl: string, remoteKey: string | null) =>
 export const getStatus = () => call<Status>('get_status', {});
 export const getLocalApiKey = () => call<string>('get_local_api_key', {});
 export const regenerateLocalApiKey = () => call<string>('regenerate_local_api_key', {});
+// The window's own preferences (its theme), kept in settings.json apart from the settings.
+export const getPreferences = () => call<UiPreferences>('get_preferences', {});
+export const savePreferences = (preferences: UiPreferences) =>
+  call<UiPreferences>('save_preferences', { preferences });
 /** Opens the local API's reference in the system's browser. */
 export const openApiDocs = () => call<null>('open_api_docs', {});
 

@@ -1,0 +1,72 @@
+// The window's light or dark look. The choice (Settings: System, Light, Dark) is kept by the
+// app in settings.json (`get_preferences` / `save_preferences`); what shows is `data-theme`
+// on <html>, always "light" or "dark", which styles/app.css turns into colours. "System"
+// follows `prefers-color-scheme`, also when the system switches while the app is open.
+import { getPreferences, savePreferences } from './api';
+import type { ThemeChoice } from './bindings/ThemeChoice';
+
+export const THEME_CHOICES: readonly { id: ThemeChoice; label: string }[] = [
+  { id: 'system', label: 'System' },
+  { id: 'light', label: 'Light' },
+  { id: 'dark', label: 'Dark' },
+];
+
+const DARK_QUERY = '(prefers-color-scheme: dark)';
+
+/** What the system asks for; light where the browser cannot say. */
+function systemIsDark(): boolean {
+  return globalThis.matchMedia?.(DARK_QUERY).matches ?? false;
+}
+
+class Theme {
+  /** What was chosen. */
+  choice = $state<ThemeChoice>('system');
+  /** What shows now: the choice, or the system's look for "system". */
+  look = $state<'light' | 'dark'>('light');
+  #stopFollowing: (() => void) | undefined;
+
+  /** Shows `choice` now, and keeps following the system while it is "system". */
+  apply(choice: ThemeChoice) {
+    this.choice = choice;
+    this.#stopFollowing?.();
+    this.#stopFollowing = undefined;
+    if (choice === 'system') {
+      const media = globalThis.matchMedia?.(DARK_QUERY);
+      if (media) {
+        const follow = () => this.#show(media.matches ? 'dark' : 'light');
+        media.addEventListener('change', follow);
+        this.#stopFollowing = () => media.removeEventListener('change', follow);
+      }
+      this.#show(systemIsDark() ? 'dark' : 'light');
+    } else {
+      this.#show(choice);
+    }
+  }
+
+  #show(look: 'light' | 'dark') {
+    this.look = look;
+    document.documentElement.dataset.theme = look;
+  }
+
+  /**
+   * The saved choice, shown; called once before the first screen, so the window does not
+   * flash light before going dark. Unreadable, it is the system's look: a colour is never
+   * worth a till that does not open.
+   */
+  async load(): Promise<void> {
+    this.apply('system');
+    try {
+      this.apply((await getPreferences()).theme);
+    } catch (e) {
+      console.warn('The theme preference could not be read; following the system:', e);
+    }
+  }
+
+  /** Shows `choice` at once and saves it; a failed save is thrown (the choice still shows). */
+  async choose(choice: ThemeChoice): Promise<void> {
+    this.apply(choice);
+    await savePreferences({ theme: choice });
+  }
+}
+
+export const theme = new Theme();
