@@ -355,7 +355,10 @@ pub mod persist {
 
     /// The window's preferences, or the defaults when none are saved (or they do not parse,
     /// which is logged: a look is never worth a window that does not open).
-    pub fn load_preferences<R: Runtime>(app: &tauri::AppHandle<R>, dir: &Path) -> CommandResult<UiPreferences> {
+    pub fn load_preferences<R: Runtime>(
+        app: &tauri::AppHandle<R>,
+        dir: &Path,
+    ) -> CommandResult<UiPreferences> {
         Ok(match load_value(app, dir, UI_PREFERENCES)? {
             Some(value) => serde_json::from_value(value).unwrap_or_else(|e| {
                 tracing::warn!(error = %e, "the saved window preferences do not parse; using the defaults");
