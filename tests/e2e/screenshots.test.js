@@ -95,7 +95,7 @@ test('screenshots of every screen', { timeout: TEST_TIMEOUT_MS }, async (t) => {
     files.push(await screenshot(browser, 'inventory'));
     await click(browser, `history-${pets.Nemo}`);
     await waitVisible(browser, sel('history-dialog'));
-    await waitVisible(browser, '[data-testid="history-dialog"] [data-testid^="adjustment-row-"]');
+    await waitVisible(browser, '[data-testid="history-dialog"] [data-testid^="history-row-"]');
     files.push(await screenshot(browser, 'inventory-history'));
 
     // The whole X display, dialog open, with ImageMagick, when the tool is there.
