@@ -84,8 +84,9 @@ impl Petstore for PgStore {
         // One statement in autocommit for most orders; the general path otherwise. Either
         // is announced after its commit (see `changes.rs` for why not inside it).
         let order = match orders::place_fast(&client, &new).await? {
-            Some(order) => order,
-            None => {
+            orders::Fast::Placed(order) => order,
+            orders::Fast::Refused(refused) => return Err(refused),
+            orders::Fast::Undecided => {
                 let tx = client.transaction().await.map_err(pg)?;
                 let order = orders::place(&tx, &new).await?;
                 tx.commit().await.map_err(pg)?;

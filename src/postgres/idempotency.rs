@@ -226,8 +226,9 @@ async fn keep<T: Serialize>(
 /// the hot write a till's queue replays).
 async fn place(c: &impl GenericClient, new: &NewOrder) -> Result<Result<Order>> {
     let placed = match orders::place_fast(c, new).await? {
-        Some(order) => Ok(order),
-        None => orders::place(c, new).await,
+        orders::Fast::Placed(order) => Ok(order),
+        orders::Fast::Refused(refused) => Err(refused),
+        orders::Fast::Undecided => orders::place(c, new).await,
     };
     kept(placed)
 }

@@ -7,9 +7,11 @@
 //! and the `INSERT` of the order from what it returned. The row lock of
 //! that `UPDATE` is what keeps two replicas from selling the same stock: the second waits
 //! for the first to commit, and its condition is then checked against the new stock. When
-//! the statement changes nothing (no such pet, not available, not enough stock, or the last
-//! of it), the general path [`place`] runs in a transaction with the pet's row locked and
-//! gives the exact refusal or moves the status.
+//! the statement changes nothing, the same statement reads the pet as its snapshot saw it:
+//! no such pet, not available or too little stock is refused at once (most refusals, then,
+//! cost one statement and no transaction); the last of the stock, or a pet another order
+//! changed meanwhile, goes to the general path [`place`], in a transaction with the pet's
+//! row locked, which gives the exact answer or moves the status.
 
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
@@ -18,10 +20,12 @@ use super::paging::{self, Filter, List, limit_offset};
 use super::pg;
 use super::stock::{StockEvent, set_stock, stock_row};
 use super::types::col;
-use crate::domain::status_rules::{PatchKind, ensure_available, ensure_open, ensure_stock, patch_kind};
+use crate::domain::status_rules::{
+    NamedPet, PatchKind, ensure_available, ensure_open, ensure_stock, patch_kind,
+};
 use crate::domain::{
-    AuditRecord, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, Price, Timestamp,
-    like_contains,
+    AuditRecord, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, PetStatus, Price,
+    Timestamp, like_contains,
 };
 use crate::error::{Error, ErrorCode, Result};
 
@@ -113,9 +117,21 @@ fn own_fields(new: &NewOrder, now: Timestamp) -> [Option<String>; 6] {
     ]
 }
 
-/// The order placed in one statement, if the pet is available
-/// and keeps stock after it; `None`, with nothing changed, in every other case.
-pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result<Option<Order>> {
+/// What the one-statement order came to.
+pub(super) enum Fast {
+    Placed(Order),
+    /// Refused as of the statement's snapshot: no such pet, not available, or too little
+    /// stock. A refusal is as good then as a moment later (the order simply came first).
+    Refused(Error),
+    /// Neither: the last of the stock (the status may move), or a change by another order
+    /// while this one waited for the row. The general path [`place`] decides.
+    Undecided,
+}
+
+/// The order placed in one statement, if the pet is available and keeps stock after it;
+/// otherwise, in the same statement and with nothing changed, the pet as the statement's
+/// snapshot saw it, so that most refusals need no transaction either.
+pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result<Fast> {
     let sql = "WITH taken AS (
                    UPDATE pets SET stock = stock - $2, stock_updated_at = $3
                    WHERE id = $1 AND status = 'available' AND stock > $2
@@ -125,7 +141,10 @@ pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result
                                        completed_at, customer_name, customer_name_folded, customer_phone, note)
                    SELECT id, $2, $4, $3, price_cents, $5, $6, $7, $8, $9, $10 FROM taken
                    RETURNING id, unit_price_cents)
-               SELECT id, unit_price_cents FROM placed";
+               SELECT id, unit_price_cents, NULL::text, NULL::bigint, NULL::text FROM placed
+               UNION ALL
+               SELECT NULL, NULL, status, stock, name FROM pets
+               WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM taken)";
     let now = Timestamp::now();
     let [ship, completed, name, folded, phone, note] = own_fields(new, now);
     let row = c
@@ -146,8 +165,18 @@ pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result
         )
         .await
         .map_err(pg)?;
-    let Some(row) = row else { return Ok(None) };
-    Ok(Some(new.placed(col(&row, 0)?, now, col(&row, 1)?)))
+    let Some(row) = row else { return Ok(Fast::Refused(no_such_pet(new.pet_id))) };
+    if let Some(id) = col::<Option<OrderId>>(&row, 0)? {
+        return Ok(Fast::Placed(new.placed(id, now, col(&row, 1)?)));
+    }
+    let (status, stock, name): (PetStatus, i64, String) = (col(&row, 2)?, col(&row, 3)?, col(&row, 4)?);
+    let pet = NamedPet { id: new.pet_id, name: &name };
+    let quantity = new.quantity.get();
+    Ok(match ensure_available(pet, status).and_then(|()| ensure_stock(pet, stock, quantity)) {
+        Err(refused) => Fast::Refused(refused),
+        // Enough stock and available, yet not taken: the last of it, or changed meanwhile.
+        Ok(()) => Fast::Undecided,
+    })
 }
 
 /// Places an order, taking its quantity from stock at once (a reservation), in the
