@@ -51,14 +51,25 @@ impl Readers {
     }
 
     pub(super) async fn pet(&self, id: PetId) -> Result<Pet> {
-        let reader = self.reader().await?;
-        let row = reader.client.query_opt(&reader.pet, &[&id.get()]).await.map_err(super::pg)?;
+        let slot = &self.slots[self.next.fetch_add(1, Ordering::Relaxed) % READERS];
+        let reader = self.reader(slot).await?;
+        let row = match reader.client.query_opt(&reader.pet, &[&id.get()]).await {
+            Ok(row) => row,
+            // The connection was cut (PostgreSQL restarted, an administrator ended the
+            // session) and the client may not know it yet: a read by key is safe to send
+            // again, once, on a new connection, so a cut costs a reconnect, not an error.
+            Err(e) => {
+                tracing::warn!(error = %e, "a point read failed; reading again on a new connection");
+                slot.forget(&reader);
+                let reader = self.reader(slot).await?;
+                reader.client.query_opt(&reader.pet, &[&id.get()]).await.map_err(super::pg)?
+            }
+        };
         row.map(|r| pets::from_row(&r, 0)).transpose()?.ok_or_else(|| Error::not_found(PetId::WHAT, id.get()))
     }
 
-    /// The next slot's connection, made (again) if it is not open.
-    async fn reader(&self) -> Result<Arc<Reader>> {
-        let slot = &self.slots[self.next.fetch_add(1, Ordering::Relaxed) % READERS];
+    /// `slot`'s connection, made (again) if it is not open.
+    async fn reader(&self, slot: &Slot) -> Result<Arc<Reader>> {
         if let Some(reader) = slot.open() {
             return Ok(reader);
         }
@@ -84,5 +95,13 @@ impl Slot {
     fn open(&self) -> Option<Arc<Reader>> {
         let reader = self.reader.lock().unwrap_or_else(|p| p.into_inner());
         reader.as_ref().filter(|r| !r.client.is_closed()).cloned()
+    }
+
+    /// Drops `dead` from the slot, unless another request already put a new one there.
+    fn forget(&self, dead: &Arc<Reader>) {
+        let mut reader = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+        if reader.as_ref().is_some_and(|r| Arc::ptr_eq(r, dead)) {
+            *reader = None;
+        }
     }
 }

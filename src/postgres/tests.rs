@@ -506,14 +506,14 @@ async fn a_pet_by_id_is_read_again_after_its_shared_connections_were_cut() {
         )
         .await
         .unwrap();
-    // A read on a connection that died may fail once, as on the pool; then each slot
-    // connects again.
-    let mut answered = 0;
-    for _ in 0..6 {
-        if store.get_pet(pet.id).await.is_ok() {
-            answered += 1;
-        }
+    // A read that meets a dead connection is sent again on a new one: none fails. (Before,
+    // a read could fail once per shared connection, and twice while the client had not
+    // yet noticed the close: a CI run saw 3 of 6 fail.)
+    for n in 1..=6 {
+        assert_eq!(
+            store.get_pet(pet.id).await.unwrap_or_else(|e| panic!("read {n} after the cut: {e}")),
+            pet
+        );
     }
-    assert!(answered >= 4, "{answered} of 6 reads answered after the cut");
     assert_eq!(store.get_pet(pet.id).await.unwrap(), pet);
 }
