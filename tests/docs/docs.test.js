@@ -75,11 +75,17 @@ test('GET /pets/{petId} is marked deprecated with its sunset date', async () => 
 
 test('the beta and experimental operations carry their stability badge', async () => {
   const marked = operations().filter(({ op }) => op['x-stability']);
-  // The stock adjustment and the change feed (GET /changes, GET /events) are beta; the
-  // stock history is experimental.
+  // The stock adjustment, the change feed (GET /changes, GET /events) and a pet's stock
+  // history are beta; the shop-wide list of adjustments is experimental.
   assert.deepEqual(
     marked.map(({ op }) => `${op.operationId}: ${op['x-stability']}`).sort(),
-    ['adjust_inventory: beta', 'follow_changes: beta', 'list_changes: beta', 'list_inventory_adjustments: experimental'],
+    [
+      'adjust_inventory: beta',
+      'follow_changes: beta',
+      'get_stock_history: beta',
+      'list_changes: beta',
+      'list_inventory_adjustments: experimental',
+    ],
   );
   for (const { id, op } of marked) {
     const badge = page.locator(`[id="${id}"] .petstore-badge--${op['x-stability']}`);
