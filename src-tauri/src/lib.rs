@@ -9,8 +9,10 @@ mod error;
 mod events;
 mod folder_lock;
 mod input;
+mod language;
 mod local_api;
 mod low_stock;
+mod menu;
 mod quit;
 mod secret_store;
 mod settings;
@@ -25,6 +27,7 @@ use tauri::{Manager, Runtime};
 
 pub use backend::{Backend, Target};
 pub use error::{CommandError, CommandResult};
+pub use language::{Language, LanguageChoice};
 pub use local_api::{LocalApi, LocalApiStatus};
 pub use secret_store::RemoteKeyStorage;
 pub use settings::{
@@ -141,6 +144,7 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
         .manage(updates::Offered::default())
         .manage(quit::QuitQuestion::default())
         .manage(std::sync::Arc::new(low_stock::LowStockAlerts::default()))
+        .on_menu_event(menu::on_event)
         .on_window_event(|window, event| {
             quit::on_window_event(window, event);
             window_state::on_window_event(window, event);
@@ -154,6 +158,8 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
                 tracing::error!(error = %e, "Petstore could not start");
                 app.manage(StartupFailure::from_error(&dir, &*e));
             }
+            let preferences = settings::persist::load_preferences(app.handle(), &dir).unwrap_or_default();
+            menu::show(app.handle(), preferences.language.resolve());
             Ok(())
         })
         .invoke_handler(commands::handler())

@@ -9,8 +9,12 @@ use std::sync::{Arc, Mutex};
 use chrono::{NaiveDate, Utc};
 use petstore::backend::Petstore;
 use petstore::domain::PetId;
-use tauri::{AppHandle, Runtime};
+use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
+
+use crate::language::Language;
+use crate::settings::persist;
+use crate::shell::Shell;
 
 /// The pets told about, with the day they were.
 #[derive(Debug, Default)]
@@ -47,15 +51,13 @@ impl LowStockAlerts {
         if item.quantity >= settings.low_stock_below.get() || !self.first_today(pet, today) {
             return Ok(());
         }
+        let language = app_language(app);
         let body = match item.quantity {
-            0 => format!("{} (#{pet}) is out of stock.", item.pet_name),
-            n => format!(
-                "{} (#{pet}) has {n} left (low below {}).",
-                item.pet_name,
-                settings.low_stock_below.get()
-            ),
+            0 => language.out_of_stock(&item.pet_name, pet),
+            n => language.stock_left(&item.pet_name, pet, n, settings.low_stock_below.get()),
         };
-        if let Err(e) = app.notification().builder().title("Low stock").body(body).show() {
+        let notification = app.notification().builder().title(language.low_stock_title()).body(body);
+        if let Err(e) = notification.show() {
             // No notification service (a till without a desktop's): the badge still shows it.
             tracing::info!("low-stock notification not shown: {e}");
         }
@@ -68,6 +70,13 @@ impl LowStockAlerts {
         told.retain(|_, day| *day == today);
         told.insert(pet, today) != Some(today)
     }
+}
+
+/// The language the window shows, read from its preferences each time: a notification is
+/// rare, and a language chosen a minute ago applies at once.
+fn app_language<R: Runtime>(app: &AppHandle<R>) -> Language {
+    let Some(shell) = app.try_state::<Shell>() else { return Language::system() };
+    persist::load_preferences(app, shell.dir()).unwrap_or_default().language.resolve()
 }
 
 #[cfg(test)]

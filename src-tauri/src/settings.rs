@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use petstore::client::{Client, origin_of};
 use serde::{Deserialize, Serialize};
 
+use crate::language::LanguageChoice;
 use crate::secret_store::RemoteKeyStorage;
 
 pub const DEFAULT_LOCAL_API_PORT: u16 = 8787;
@@ -67,7 +68,7 @@ pub enum ThemeChoice {
     Dark,
 }
 
-/// The window's own preferences: how it looks, nothing about the shop or its data. Kept in
+/// The window's own preferences: how it looks and speaks, nothing about the shop or its data. Kept in
 /// `settings.json` beside the settings, apart from them, so saving one never touches the
 /// other (the Settings form's save, with its remote checks, is not needed for a colour).
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -75,6 +76,7 @@ pub enum ThemeChoice {
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct UiPreferences {
     pub theme: ThemeChoice,
+    pub language: LanguageChoice,
 }
 
 /// What the Settings screen shows: the settings, whether a remote key is saved and where

@@ -57,6 +57,8 @@ fn export_all(dir: &Path) {
         LocalApiSettings,
         UiPreferences,
         ThemeChoice,
+        Language,
+        LanguageChoice,
         LocalApiStatus,
         Status,
         ConnectionReport,

@@ -2,6 +2,7 @@ import { mount } from 'svelte';
 
 import App from './App.svelte';
 import { startupFailure } from './lib/api';
+import { i18n } from './lib/i18n.svelte';
 import { theme } from './lib/theme.svelte';
 import './styles/app.css';
 
@@ -13,9 +14,10 @@ async function start() {
     const { installFakeBackend } = await import('./dev/fakeBackend');
     installFakeBackend();
   }
-  // The saved theme before the first paint of a screen, so a dark till never flashes white
-  // (after a failed start there is no saved one to read: the system's).
-  await theme.load();
+  // The saved theme and language before the first paint of a screen, so a dark till never
+  // flashes white nor a German one English (after a failed start there are none saved to
+  // read: the system's).
+  await Promise.all([theme.load(), i18n.load()]);
   const target = document.getElementById('app')!;
   // A failed start shows why instead of the shop (src-tauri/src/startup.rs).
   const failure = await startupFailure();

@@ -73,7 +73,7 @@ describe('theme', () => {
 
     await userEvent.click(screen.getByLabelText('Dark'));
     expect(shown()).toBe('dark');
-    await waitFor(() => expect(b.argsOf('save_preferences')).toEqual([{ preferences: { theme: 'dark' } }]));
+    await waitFor(() => expect(b.argsOf('save_preferences')).toEqual([{ preferences: { theme: 'dark', language: 'system' } }]));
     expect(screen.getByTestId('theme-dark')).toBeChecked();
 
     await userEvent.click(screen.getByLabelText('System'));

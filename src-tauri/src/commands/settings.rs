@@ -69,7 +69,7 @@ pub fn open_api_docs<R: Runtime>(app: AppHandle<R>, shell: State<'_, Shell>) -> 
         .map_err(|e| CommandError::validation(format!("could not open a browser: {e}")))
 }
 
-/// The window's own preferences (its theme), read before the first screen shows.
+/// The window's own preferences (its theme and language), read before the first screen shows.
 #[tauri::command]
 pub fn get_preferences<R: Runtime>(
     app: AppHandle<R>,
@@ -78,7 +78,8 @@ pub fn get_preferences<R: Runtime>(
     persist::load_preferences(&app, shell.dir())
 }
 
-/// Saves the window's preferences; the window has applied them already.
+/// Saves the window's preferences; the window has applied them already, the menu bar
+/// (macOS) shows the language now.
 #[tauri::command]
 pub fn save_preferences<R: Runtime>(
     app: AppHandle<R>,
@@ -86,5 +87,6 @@ pub fn save_preferences<R: Runtime>(
     preferences: Input<UiPreferences>,
 ) -> CommandResult<UiPreferences> {
     persist::save_preferences(&app, shell.dir(), &preferences.0)?;
+    crate::menu::show(&app, preferences.0.language.resolve());
     Ok(preferences.0)
 }

@@ -1,32 +1,20 @@
-// Numbers and dates in the user's locale. Every function takes an optional locale so the
-// tests can pin one; the app passes none and gets the webview's (see displayLocale).
+// Numbers and dates in the language shown (lib/i18n.svelte.ts). Every function takes an
+// optional locale so the tests can pin one; the app passes none and gets `i18n.locale`,
+// read as state, so what is shown follows a change of language at once.
+import { i18n, t } from './i18n.svelte';
 
-/**
- * The locale to format in when none is given: `undefined` (the webview's own) unless that
- * is the C/POSIX locale of a system with no language set (LANG=C, as on many servers and
- * containers). ICU's POSIX variant groups no digits, so a million pets would read
- * "1–25 of 1000000"; plain English reads "1,000,000".
- */
-export function displayLocale(language: string | undefined, resolved: string): string | undefined {
-  const posix = /^(c|posix)([._@-]|$)/i.test(language ?? '') || /-u-(.+-)?va-posix\b/i.test(resolved);
-  return posix ? 'en-US' : undefined;
-}
-
-const DEFAULT_LOCALE = displayLocale(
-  typeof navigator === 'undefined' ? undefined : navigator.language,
-  new Intl.NumberFormat().resolvedOptions().locale,
-);
+const current = (locale?: string) => locale ?? i18n.locale;
 
 export function formatNumber(n: number, locale?: string): string {
-  return new Intl.NumberFormat(locale ?? DEFAULT_LOCALE).format(n);
+  return new Intl.NumberFormat(current(locale)).format(n);
 }
 
 /** "1–25 of 1,234" for a page of `count` rows starting at `offset`; "0 of 0" when empty. */
 export function formatRange(offset: number, count: number, total: number, locale?: string): string {
-  if (count === 0) return `0 of ${formatNumber(total, locale)}`;
+  if (count === 0) return t('common.rangeEmpty', { total: formatNumber(total, locale) });
   const first = formatNumber(offset + 1, locale);
   const last = formatNumber(offset + count, locale);
-  return `${first}–${last} of ${formatNumber(total, locale)}`;
+  return t('common.range', { first, last, total: formatNumber(total, locale) });
 }
 
 function parse(iso: string | null | undefined): Date | null {
@@ -38,13 +26,13 @@ function parse(iso: string | null | undefined): Date | null {
 /** A timestamp as local date and time, e.g. "Nov 22, 2026, 10:15 AM". */
 export function formatDateTime(iso: string | null | undefined, locale?: string): string {
   const d = parse(iso);
-  return d ? new Intl.DateTimeFormat(locale ?? DEFAULT_LOCALE, { dateStyle: 'medium', timeStyle: 'short' }).format(d) : '—';
+  return d ? new Intl.DateTimeFormat(current(locale), { dateStyle: 'medium', timeStyle: 'short' }).format(d) : '—';
 }
 
 /** A timestamp as a local calendar date, e.g. "Nov 22, 2026". */
 export function formatDate(iso: string | null | undefined, locale?: string): string {
   const d = parse(iso);
-  return d ? new Intl.DateTimeFormat(locale ?? DEFAULT_LOCALE, { dateStyle: 'medium' }).format(d) : '—';
+  return d ? new Intl.DateTimeFormat(current(locale), { dateStyle: 'medium' }).format(d) : '—';
 }
 
 /** "1 pet", "12 pets": a count with its noun (English plural with -s, all this UI needs). */
@@ -74,7 +62,7 @@ export const PROVISIONAL_ORDER_IDS = 2 ** 52;
 
 /** An order's number as staff read it: "#12", or "to send" while the server has not numbered it yet. */
 export function orderNumber(id: number): string {
-  return id >= PROVISIONAL_ORDER_IDS ? 'to send' : `#${id}`;
+  return id >= PROVISIONAL_ORDER_IDS ? t('common.orderToSend') : `#${id}`;
 }
 
 /**
@@ -85,5 +73,5 @@ export function formatMoney(amount: string | null | undefined, currency: string,
   if (amount == null || amount === '') return '—';
   const n = Number(amount);
   if (!Number.isFinite(n)) return '—';
-  return new Intl.NumberFormat(locale ?? DEFAULT_LOCALE, { style: 'currency', currency }).format(n);
+  return new Intl.NumberFormat(current(locale), { style: 'currency', currency }).format(n);
 }

@@ -2,14 +2,10 @@
 // app in settings.json (`get_preferences` / `save_preferences`); what shows is `data-theme`
 // on <html>, always "light" or "dark", which styles/app.css turns into colours. "System"
 // follows `prefers-color-scheme`, also when the system switches while the app is open.
-import { getPreferences, savePreferences } from './api';
 import type { ThemeChoice } from './bindings/ThemeChoice';
+import { readPreferences, savePreference } from './preferences';
 
-export const THEME_CHOICES: readonly { id: ThemeChoice; label: string }[] = [
-  { id: 'system', label: 'System' },
-  { id: 'light', label: 'Light' },
-  { id: 'dark', label: 'Dark' },
-];
+export const THEME_CHOICES: readonly ThemeChoice[] = ['system', 'light', 'dark'];
 
 const DARK_QUERY = '(prefers-color-scheme: dark)';
 
@@ -55,17 +51,13 @@ class Theme {
    */
   async load(): Promise<void> {
     this.apply('system');
-    try {
-      this.apply((await getPreferences()).theme);
-    } catch (e) {
-      console.warn('The theme preference could not be read; following the system:', e);
-    }
+    this.apply((await readPreferences()).theme);
   }
 
   /** Shows `choice` at once and saves it; a failed save is thrown (the choice still shows). */
   async choose(choice: ThemeChoice): Promise<void> {
     this.apply(choice);
-    await savePreferences({ theme: choice });
+    await savePreference({ theme: choice });
   }
 }
 

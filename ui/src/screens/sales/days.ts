@@ -1,12 +1,6 @@
 // Calendar days as the sales report takes them: "YYYY-MM-DD", counted in local time (the
 // shop's clock is the till's), with no time of day to trip over at midnight or DST.
-import { displayLocale } from '../../lib/format';
-
-// As format.ts formats: the webview's locale, or plain English on a C/POSIX system.
-const LOCALE = displayLocale(
-  typeof navigator === 'undefined' ? undefined : navigator.language,
-  new Intl.NumberFormat().resolvedOptions().locale,
-);
+import { i18n } from '../../lib/i18n.svelte';
 
 /** The most days one report covers (the API refuses more). */
 export const MAX_REPORT_DAYS = 366;
@@ -69,7 +63,7 @@ export function rangeProblem(from: string, to: string): string | null {
 /** A report day for people: "Sun, Nov 22, 2026" in the user's locale. */
 export function formatDay(day: string, locale?: string, options: Intl.DateTimeFormatOptions = { weekday: 'short', year: 'numeric', month: 'short', day: 'numeric' }): string {
   const d = parseDay(day);
-  return d ? new Intl.DateTimeFormat(locale ?? LOCALE, options).format(d) : day;
+  return d ? new Intl.DateTimeFormat(locale ?? i18n.locale, options).format(d) : day;
 }
 
 /** A short day for a chart's axis: "Nov 22". */
