@@ -3,6 +3,7 @@ import { mount } from 'svelte';
 import App from './App.svelte';
 import { startupFailure } from './lib/api';
 import { i18n } from './lib/i18n.svelte';
+import { followMenu } from './lib/menu';
 import { theme } from './lib/theme.svelte';
 import './styles/app.css';
 
@@ -26,6 +27,8 @@ async function start() {
     mount(StartupFailureScreen, { target, props: { failure } });
   } else {
     mount(App, { target });
+    // The macOS menu bar's entries (src-tauri/src/menu.rs); elsewhere none are sent.
+    void followMenu();
   }
 }
 
