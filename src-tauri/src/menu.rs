@@ -104,3 +104,56 @@ pub fn on_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use tauri::menu::MenuItemKind;
+
+    use super::*;
+
+    /// The texts of a menu's entries, submenus first with their entries after them.
+    fn texts<R: Runtime>(items: Vec<MenuItemKind<R>>) -> Vec<String> {
+        let mut out = Vec::new();
+        for item in items {
+            match item {
+                MenuItemKind::Submenu(s) => {
+                    out.push(s.text().unwrap());
+                    out.extend(texts(s.items().unwrap()));
+                }
+                MenuItemKind::MenuItem(i) => out.push(i.text().unwrap()),
+                MenuItemKind::Predefined(p) => out.push(p.text().unwrap()),
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_menu_is_in_the_language_shown() {
+        let app = tauri::test::mock_app();
+        let german = texts(build(&app, Language::De).unwrap().items().unwrap());
+        for text in ["Bearbeiten", "Kopieren", "Tiere", "Bestellungen", "Einstellungen …", "Tastenkürzel"]
+        {
+            assert!(german.iter().any(|t| t == text), "{text} not in {german:?}");
+        }
+        assert!(!german.iter().any(|t| t == "Copy" || t == "Orders"), "{german:?}");
+        let spanish = texts(build(&app, Language::Es).unwrap().items().unwrap());
+        assert!(spanish.iter().any(|t| t == "Pedidos"), "{spanish:?}");
+    }
+
+    #[test]
+    fn every_entry_the_window_acts_on_is_in_the_menu() {
+        let app = tauri::test::mock_app();
+        let menu = build(&app, Language::En).unwrap();
+        for (id, _) in WINDOW_ENTRIES {
+            assert!(menu.get(id).is_some() || find(&menu.items().unwrap(), id), "{id}");
+        }
+    }
+
+    fn find<R: Runtime>(items: &[MenuItemKind<R>], id: &str) -> bool {
+        items.iter().any(|item| match item {
+            MenuItemKind::Submenu(s) => s.get(id).is_some() || find(&s.items().unwrap(), id),
+            other => other.id() == id,
+        })
+    }
+}

@@ -148,16 +148,17 @@ fn in_remote_mode_a_change_made_on_another_till_refreshes_the_window() {
 }
 
 #[test]
-fn the_theme_follows_the_system_until_chosen_and_the_choice_survives_a_restart() {
+fn the_theme_and_language_follow_the_system_until_chosen_and_the_choice_survives_a_restart() {
     let app = app();
-    assert_eq!(app.ok("get_preferences", json!({})), json!({ "theme": "system" }));
-    assert_eq!(
-        app.ok("save_preferences", json!({ "preferences": { "theme": "dark" } })),
-        json!({ "theme": "dark" })
-    );
+    assert_eq!(app.ok("get_preferences", json!({})), json!({ "theme": "system", "language": "system" }));
+    let chosen = json!({ "theme": "dark", "language": "de" });
+    assert_eq!(app.ok("save_preferences", json!({ "preferences": chosen })), chosen);
     let refused = app.fails("save_preferences", json!({ "preferences": { "theme": "purple" } }));
     assert_eq!(refused["code"], "validation_failed", "{refused}");
-    // The shop's settings are another entry of the file: saving them keeps the theme.
+    let refused = app.fails("save_preferences", json!({ "preferences": { "language": "fr" } }));
+    assert_eq!(refused["code"], "validation_failed", "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("fr"), "{refused}");
+    // The shop's settings are another entry of the file: saving them keeps the preferences.
     let local = json!({ "settings": {
         "backend": "local", "baseUrl": null, "localApi": { "enabled": false, "port": 8787 }
     } });
@@ -166,6 +167,13 @@ fn the_theme_follows_the_system_until_chosen_and_the_choice_survives_a_restart()
     let dir = app.dir;
     drop(app.app);
     let app = app_in(dir);
-    assert_eq!(app.ok("get_preferences", json!({})), json!({ "theme": "dark" }));
+    assert_eq!(app.ok("get_preferences", json!({})), chosen);
     assert_eq!(app.ok("get_settings", json!({}))["localApi"]["enabled"], false);
+}
+
+#[test]
+fn preferences_saved_before_there_were_languages_read_as_the_systems_language() {
+    let app = app();
+    app.ok("save_preferences", json!({ "preferences": { "theme": "light" } }));
+    assert_eq!(app.ok("get_preferences", json!({})), json!({ "theme": "light", "language": "system" }));
 }
