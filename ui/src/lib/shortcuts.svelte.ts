@@ -4,8 +4,9 @@
 // fields, and not inside a scanner's burst (lib/scanner.ts), whose characters come a few
 // milliseconds apart; digits and Enter without Ctrl are never a shortcut. While a dialog
 // is open, none of these apply: the dialog is modal.
+import { t } from './i18n.svelte';
 import { SCAN_GAP_MS } from './scanner';
-import { SCREENS, type Screen } from './navigation.svelte';
+import { SCREENS, screenLabel, type Screen } from './navigation.svelte';
 
 export type ShortcutCommand =
   | { kind: 'screen'; screen: Screen }
@@ -13,15 +14,30 @@ export type ShortcutCommand =
   | { kind: 'search' }
   | { kind: 'help' };
 
+/** What a shortcut does, as its text's key under `app.shortcuts`; "goTo" names its screen. */
+export type Shortcut =
+  | { keys: readonly string[]; does: 'goTo'; screen: Screen }
+  | { keys: readonly string[]; does: 'newPet' | 'search' | 'close' | 'save' | 'help' };
+
 /** The list the `?` dialog shows, in the order people reach for them. */
-export const SHORTCUTS: readonly { keys: string[]; does: string }[] = [
-  ...SCREENS.map((s, i) => ({ keys: ['Ctrl', String(i + 1)], does: `Go to ${s.label}` })),
-  { keys: ['Ctrl', 'N'], does: 'New pet (opens Pets and its form)' },
-  { keys: ['/'], does: "Search on this screen (outside a text field)" },
-  { keys: ['Esc'], does: 'Close the dialog' },
-  { keys: ['Enter'], does: 'Save the dialog; on the counter, sell' },
-  { keys: ['?'], does: 'This list of shortcuts' },
+export const SHORTCUTS: readonly Shortcut[] = [
+  ...SCREENS.map((s, i) => ({ keys: ['Ctrl', String(i + 1)], does: 'goTo' as const, screen: s.id })),
+  { keys: ['Ctrl', 'N'], does: 'newPet' },
+  { keys: ['/'], does: 'search' },
+  { keys: ['Esc'], does: 'close' },
+  { keys: ['Enter'], does: 'save' },
+  { keys: ['?'], does: 'help' },
 ];
+
+/** What a shortcut does, in the language shown: "Go to Settings". */
+export function shortcutText(s: Shortcut): string {
+  return s.does === 'goTo' ? t('app.shortcuts.goTo', { screen: screenLabel(s.screen) }) : t(`app.shortcuts.${s.does}`);
+}
+
+/** A key's name on its keycap: Ctrl is "Strg" on German keyboards; the others stay. */
+export function keyCap(key: string): string {
+  return key === 'Ctrl' ? t('app.shortcuts.ctrl') : key;
+}
 
 const DIALOG = 'dialog[open], [role="dialog"], [role="alertdialog"]';
 // Inputs that are switches, not text: `/` on a checkbox is still the shortcut.

@@ -8,6 +8,7 @@ import type { Command } from './bindings/Command';
 import type { OutboxCounts } from './bindings/OutboxCounts';
 import type { SyncStatus } from './bindings/SyncStatus';
 import { formatDelta, formatNumber } from './format';
+import { i18n, t } from './i18n.svelte';
 
 export const SYNC_EVENT = 'petstore://sync';
 
@@ -41,47 +42,52 @@ class SyncStore {
 
 export const sync = new SyncStore();
 
-/** "10:42" today, with the date before another day, in the user's locale. */
+/** "10:42" today, with the date before another day, in the language's locale. */
 export function formatSince(iso: string, locale?: string, now = new Date()): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
   const sameDay = d.toDateString() === now.toDateString();
   const options: Intl.DateTimeFormatOptions = sameDay ? { timeStyle: 'short' } : { dateStyle: 'medium', timeStyle: 'short' };
-  return new Intl.DateTimeFormat(locale, options).format(d);
+  return new Intl.DateTimeFormat(locale ?? i18n.locale, options).format(d);
 }
 
 /** The status bar's words for where syncing stands. */
 export function syncText(s: SyncStatus, locale?: string, now?: Date): string {
   switch (s.state) {
-    case 'copying':
+    case 'copying': {
+      const done = formatNumber(s.done, locale);
       return s.total === null
-        ? `Copying the shop… ${formatNumber(s.done, locale)} pets`
-        : `Copying the shop… ${formatNumber(s.done, locale)} of ${formatNumber(s.total, locale)} pets`;
+        ? t('app.sync.copying', { count: s.done, done })
+        : t('app.sync.copyingOf', { count: s.total, done, total: formatNumber(s.total, locale) });
+    }
     case 'catchingUp':
-      return 'Catching up';
+      return t('app.sync.catchingUp');
     case 'synced':
-      return 'Synced';
+      return t('app.sync.synced');
     case 'offline':
-      return `Offline since ${formatSince(s.since, locale, now)} · sales are kept`;
+      return t('app.sync.offline', { since: formatSince(s.since, locale, now) });
     case 'keyRefused':
       // A wrong key (401), a key that may only read, or this till's address refused (403):
       // the server's words are in the tooltip.
-      return 'The server refuses this till — check the key and address in Settings';
+      return t('app.sync.keyRefused');
   }
 }
 
 /** A queued write in words: "Sale of 2 × pet 7", "Cancelling order 12". */
 export function describeCommand(c: Command, locale?: string): string {
   switch (c.kind) {
-    case 'placeOrder':
-      return `${c.order.complete ? 'Sale' : 'Order'} of ${formatNumber(c.order.quantity, locale)} × pet ${c.order.petId}`;
+    case 'placeOrder': {
+      const values = { quantity: formatNumber(c.order.quantity, locale), petId: c.order.petId };
+      return c.order.complete ? t('app.commands.sale', values) : t('app.commands.order', values);
+    }
     case 'completeOrder':
-      return `Completing order ${c.orderId}`;
+      return t('app.commands.complete', { orderId: c.orderId });
     case 'cancelOrder':
-      return `Cancelling order ${c.orderId}`;
+      return t('app.commands.cancel', { orderId: c.orderId });
     case 'adjustInventory': {
       const reason = c.adjustment.reason.trim();
-      return `Stock of pet ${c.petId} ${formatDelta(c.adjustment.delta, locale)}${reason ? ` (${reason})` : ''}`;
+      const values = { petId: c.petId, delta: formatDelta(c.adjustment.delta, locale) };
+      return reason ? t('app.commands.adjustWhy', { ...values, reason }) : t('app.commands.adjust', values);
     }
   }
 }
@@ -91,16 +97,21 @@ export function unsent(counts: OutboxCounts | null | undefined): number {
   return counts ? counts.pending + counts.attention : 0;
 }
 
+/** "3 need attention": the writes the server refused, in the badge and the leaving question. */
+export function attentionText(n: number, locale?: string): string {
+  return t('app.status.attention', { count: n, n: formatNumber(n, locale) });
+}
+
 /**
  * What quitting or switching to local mode leaves behind, in words: "3 sales or stock
  * changes have not reached the server yet (1 needs attention)." and where they go.
  */
 export function unsentText(counts: OutboxCounts, locale?: string): string {
   const total = unsent(counts);
-  const what = total === 1 ? '1 sale or stock change has' : `${formatNumber(total, locale)} sales or stock changes have`;
-  const attention = counts.attention > 0 ? ` (${formatNumber(counts.attention, locale)} ${counts.attention === 1 ? 'needs' : 'need'} attention)` : '';
-  return (
-    `${what} not reached the server yet${attention}. ` +
-    'They stay saved on this till and are sent when Petstore runs in remote mode with this server again and it answers.'
-  );
+  const changes = t('app.unsent.changes', { count: total, n: formatNumber(total, locale) });
+  const sentence =
+    counts.attention > 0
+      ? t('app.unsent.sentenceAttention', { changes, attention: attentionText(counts.attention, locale) })
+      : t('app.unsent.sentence', { changes });
+  return `${sentence} ${t('app.unsent.where')}`;
 }
