@@ -1,5 +1,6 @@
 import type { CommandError } from './bindings/CommandError';
 import type { ErrorCode } from './bindings/ErrorCode';
+import { t } from './i18n.svelte';
 
 export type { CommandError };
 
@@ -18,9 +19,8 @@ export function isCommandError(value: unknown): value is CommandError {
  */
 export function toCommandError(value: unknown): CommandError {
   if (isCommandError(value)) return value;
-  const message =
-    typeof value === 'string' ? value : value instanceof Error ? value.message : 'Something went wrong.';
-  return { code: 'internal', message: message || 'Something went wrong.', status: 500 };
+  const message = typeof value === 'string' ? value : value instanceof Error ? value.message : '';
+  return { code: 'internal', message: message || t('errors.unknown'), status: 500 };
 }
 
 /**
@@ -38,21 +38,26 @@ export function asCommandError(value: unknown): CommandError {
  * and stock rules") or a remote that cannot be used. Every code, and where it comes from:
  * docs/ARCHITECTURE.md, "Error codes".
  */
-const HINTS: Partial<Record<ErrorCode, string>> = {
-  insufficient_stock: 'Not enough in stock for that: add stock first, or take fewer.',
-  pet_not_available: 'Only available pets can be ordered.',
-  order_completed: 'A completed order can no longer be changed or cancelled.',
-  order_cancelled: 'A cancelled order is kept for the record and can no longer change.',
-  category_in_use: 'Move its pets to another category, or delete them, first.',
-  pet_has_orders: 'A pet with orders is kept for their record and cannot be deleted.',
-  duplicate_name: 'Names must be unique (upper and lower case count as the same).',
-  unreachable: 'Check the server address in Settings, and that the server is running.',
-  unauthorized: 'Check the API key in Settings.',
-  timeout: 'The server took too long to answer. Try again.',
-  request_timeout: 'The server took too long to answer; the message says whether anything was changed. Check before trying again.',
-  busy: 'Another program (a backup, a second Petstore) is using the database. Nothing was changed: try again in a moment.',
-};
+const HINTED = [
+  'insufficient_stock',
+  'pet_not_available',
+  'order_completed',
+  'order_cancelled',
+  'category_in_use',
+  'pet_has_orders',
+  'duplicate_name',
+  'unreachable',
+  'unauthorized',
+  'timeout',
+  'request_timeout',
+  'busy',
+] as const satisfies readonly ErrorCode[];
 
+type Hinted = (typeof HINTED)[number];
+
+const isHinted = (code: ErrorCode): code is Hinted => (HINTED as readonly ErrorCode[]).includes(code);
+
+/** The hint in the language shown (errors.hints in src/locales), read when it is shown. */
 export function hintFor(error: CommandError): string | null {
-  return HINTS[error.code] ?? null;
+  return isHinted(error.code) ? t(`errors.hints.${error.code}`) : null;
 }

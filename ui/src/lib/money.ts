@@ -1,6 +1,7 @@
 // Prices as a clerk types them and as the API wants them: a decimal string with two
 // fraction digits, "0.00" to "999999.99", never a float (a float's 0.1 + 0.2 is not 0.30).
 // Arithmetic is on whole cents.
+import { t } from './i18n.svelte';
 
 export const MAX_PRICE_CENTS = 99_999_999;
 
@@ -26,14 +27,15 @@ export type PriceInput = { ok: true; price: string | null } | { ok: false; error
 
 /**
  * What a clerk typed into a price field: empty (no price), "12", "12.5", "12,50" (a decimal
- * comma, as much of Europe writes it). Anything else is refused with words that say why.
+ * comma, as much of Europe writes it). Anything else is refused with words that say why, in
+ * the language shown.
  */
 export function parsePrice(raw: string): PriceInput {
   const s = raw.trim().replace(/\s/g, '');
   if (s === '') return { ok: true, price: null };
   const m = /^(\d+)(?:[.,](\d{1,2}))?$/.exec(s);
-  if (!m) return { ok: false, error: 'Enter a price like 12.50 (digits, at most two after the point).' };
+  if (!m) return { ok: false, error: t('errors.validation.priceFormat') };
   const cents = Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));
-  if (cents > MAX_PRICE_CENTS) return { ok: false, error: 'A price is at most 999999.99.' };
+  if (cents > MAX_PRICE_CENTS) return { ok: false, error: t('errors.validation.priceTooHigh') };
   return { ok: true, price: fromCents(cents) };
 }

@@ -1,6 +1,7 @@
 // Paths, sizes and import refusals in words for the Import and export panel.
 
 import { formatNumber } from '../../lib/format';
+import { i18n, t } from '../../lib/i18n.svelte';
 
 /** The last part of a path, "/home/shop/pets.csv" → "pets.csv" (Windows paths too). */
 export function fileName(path: string): string {
@@ -15,9 +16,9 @@ export function folderOf(path: string): string {
   return cut === 0 ? path.slice(0, 1) : path.slice(0, cut);
 }
 
-/** A file's size as people read it: "512 bytes", "48 KB", "3.2 MB". */
+/** A file's size as people read it: "512 bytes", "48 KB", "3.2 MB" (in the language shown). */
 export function formatBytes(bytes: number, locale?: string): string {
-  if (bytes < 1000) return `${formatNumber(bytes, locale)} ${bytes === 1 ? 'byte' : 'bytes'}`;
+  if (bytes < 1000) return t('settings.importExport.bytes', { count: bytes, n: formatNumber(bytes, locale) });
   const units = ['KB', 'MB', 'GB', 'TB'];
   let value = bytes / 1000;
   let unit = 0;
@@ -25,7 +26,7 @@ export function formatBytes(bytes: number, locale?: string): string {
     value /= 1000;
     unit++;
   }
-  const shown = new Intl.NumberFormat(locale, { maximumFractionDigits: value < 10 ? 1 : 0 }).format(value);
+  const shown = new Intl.NumberFormat(locale ?? i18n.locale, { maximumFractionDigits: value < 10 ? 1 : 0 }).format(value);
   return `${shown} ${units[unit]}`;
 }
 

@@ -1,5 +1,6 @@
 // The choices of the Shop panel and the words for its errors, apart from the component so
 // they can be tested alone.
+import { i18n, t } from '../../lib/i18n.svelte';
 
 /** The currencies a shop here most likely uses, in this order; the current one is added if it is another. */
 export const COMMON_CURRENCIES = [
@@ -20,10 +21,10 @@ export const COMMON_CURRENCIES = [
   'NZD',
 ] as const;
 
-/** "EUR — Euro"; the code alone where the webview has no name for it. */
+/** "EUR — Euro" (the name in the language shown); the code alone where the webview has no name for it. */
 export function currencyLabel(code: string, locale?: string): string {
   try {
-    const name = new Intl.DisplayNames(locale, { type: 'currency' }).of(code);
+    const name = new Intl.DisplayNames(locale ?? i18n.locale, { type: 'currency' }).of(code);
     return name && name !== code ? `${code} — ${name}` : code;
   } catch {
     return code;
@@ -53,12 +54,10 @@ export function timeZoneOptions(current: string): string[] {
 
 export type ShopField = 'shopName' | 'currency' | 'timeZone' | 'lowStockBelow';
 
-export const FIELD_LABELS: Record<ShopField, string> = {
-  shopName: 'Shop name',
-  currency: 'Currency',
-  timeZone: 'Time zone',
-  lowStockBelow: 'Low-stock level',
-};
+/** A field's label in the language shown: "Shop name". */
+export function fieldLabel(field: ShopField): string {
+  return t(`settings.shop.fields.${field}`);
+}
 
 /**
  * Which field a refusal of save_shop_settings is about. The app names it first, like
