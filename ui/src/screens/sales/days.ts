@@ -1,6 +1,7 @@
 // Calendar days as the sales report takes them: "YYYY-MM-DD", counted in local time (the
 // shop's clock is the till's), with no time of day to trip over at midnight or DST.
-import { i18n } from '../../lib/i18n.svelte';
+import { formatNumber } from '../../lib/format';
+import { i18n, t } from '../../lib/i18n.svelte';
 
 /** The most days one report covers (the API refuses more). */
 export const MAX_REPORT_DAYS = 366;
@@ -49,14 +50,17 @@ export function lastDays(n: number, end: string): { from: string; to: string } {
   return { from: addDays(end, -(n - 1)), to: end };
 }
 
-/** What is wrong with a range before the report is asked for, or null when it is fine. */
+/**
+ * What is wrong with a range before the report is asked for, or null when it is fine; in the
+ * language shown (call it where it is rendered, e.g. in a `$derived`).
+ */
 export function rangeProblem(from: string, to: string): string | null {
-  if (!parseDay(from)) return 'Choose the first day of the report (From).';
-  if (!parseDay(to)) return 'Choose the last day of the report (To).';
-  if (from > to) return 'The From day is after the To day: swap them or choose again.';
+  if (!parseDay(from)) return t('sales.problem.noFrom');
+  if (!parseDay(to)) return t('sales.problem.noTo');
+  if (from > to) return t('sales.problem.reversed');
   const n = daysIn(from, to);
   if (n > MAX_REPORT_DAYS)
-    return `A report covers at most ${MAX_REPORT_DAYS} days; ${from} to ${to} is ${n} days. Choose a shorter range.`;
+    return t('sales.problem.tooLong', { max: formatNumber(MAX_REPORT_DAYS), from, to, n: formatNumber(n) });
   return null;
 }
 
