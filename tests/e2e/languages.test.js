@@ -35,8 +35,8 @@ const LANGUAGES = {
 // (pet and category names, a customer's note) is chosen not to contain them.
 const ENGLISH = [
   'Save', 'Cancel', 'Search', 'Delete', 'Edit', 'Orders', 'Settings', 'Inventory', 'Categories',
-  'Price', 'Quantity', 'Customer', 'Close', 'Complete', 'Completed', 'Available', 'Refresh', 'New',
-  'Sell', 'Sale', 'Receipt', 'Print', 'History', 'Adjust', 'Description', 'Name', 'Status', 'Today',
+  'Price', 'Quantity', 'Customer', 'Close', 'Complete', 'Completed', 'Available', 'Refresh',
+  'Sell', 'Sale', 'Receipt', 'Print', 'History', 'Adjust', 'Description', 'Today',
   'Open', 'Cancelled', 'Loading', 'Shortcuts', 'Appearance', 'Language', 'Theme', 'Backup', 'Updates',
 ];
 

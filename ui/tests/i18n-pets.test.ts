@@ -1,7 +1,7 @@
 // The Pets screen, its dialogs and the pet picker in German and Spanish: every text from
 // src/locales/{de,es}/pets.json (and the statuses from common.json), none missing, and a
 // change of language shown at once.
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -11,6 +11,7 @@ import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
 import { i18n, missingKeys } from '../src/lib/i18n.svelte';
 import { toast } from '../src/lib/toast.svelte';
 import PetsScreen from '../src/screens/PetsScreen.svelte';
+import { scan } from './scanner';
 
 const PETS = [
   pet(1, 'Rex', { price: '1234.50', sku: '4006381333931', categoryId: 1 }),
@@ -45,16 +46,6 @@ const row = (id: number) => screen.getByTestId(`pet-row-${id}`);
 async function dialogNamed(name: string) {
   await waitFor(() => expect(document.querySelector('[role="dialog"]')).not.toBeNull());
   return screen.getByRole('dialog', { name });
-}
-
-/** A USB scanner: the code's keys 5 ms apart by their time stamps (however slow the test runs), then Enter. */
-function scan(code: string) {
-  const start = performance.now();
-  [...code, 'Enter'].forEach((key, i) => {
-    const event = new KeyboardEvent('keydown', { key, bubbles: true, cancelable: true });
-    Object.defineProperty(event, 'timeStamp', { value: start + i * 5 });
-    fireEvent(document.body, event);
-  });
 }
 
 // The English UI words the end-to-end languages test (tests/e2e/languages.test.js) looks

@@ -1,4 +1,4 @@
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it, vi } from 'vitest';
 
@@ -8,6 +8,7 @@ import { lineTotal } from '../src/lib/money';
 import { shop } from '../src/lib/shop.svelte';
 import { toast } from '../src/lib/toast.svelte';
 import OrdersScreen from '../src/screens/OrdersScreen.svelte';
+import { scan } from './scanner';
 
 const BARCODE = '4006381333931';
 const PETS = [pet(1, 'Rex', { price: '12.50', sku: BARCODE }), pet(2, 'Bella'), pet(3, 'Tom', { status: 'sold', sku: 'T-3' })];
@@ -50,10 +51,6 @@ function backend(more: Record<string, Handler> = {}) {
   });
 }
 
-/** A USB scanner: the code's keys a few ms apart (here: at once), then Enter, outside any field. */
-function scan(code: string) {
-  for (const key of [...code, 'Enter']) fireEvent.keyDown(document.body, { key });
-}
 
 /** Picks Rex by name from the order panel's Pet field. */
 async function chooseRex() {

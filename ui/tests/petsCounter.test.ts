@@ -1,7 +1,7 @@
 // The counter on the Pets screen (issue "The counter"): prices and stock in the rows, the
 // sale dialog, barcodes scanned or typed, the pet form's price, barcode and first stock,
 // and the first run's three steps.
-import { fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
@@ -9,6 +9,7 @@ import { category, paged, pet, stockItem } from '../src/dev/fixtures';
 import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
 import { toast } from '../src/lib/toast.svelte';
 import PetsScreen from '../src/screens/PetsScreen.svelte';
+import { scan } from './scanner';
 
 const PETS = [
   pet(1, 'Rex', { price: '12.50', sku: '4006381333931' }),
@@ -39,10 +40,6 @@ function backend(more: Record<string, Handler> = {}) {
 
 const row = (id: number) => screen.getByTestId(`pet-row-${id}`);
 
-/** A USB scanner: the code's keys a few ms apart (here: at once), then Enter, outside any field. */
-function scan(code: string) {
-  for (const key of [...code, 'Enter']) fireEvent.keyDown(document.body, { key });
-}
 
 describe('Pets screen at the counter', () => {
   it('shows each pet’s price and stock; a pet with none says "out of stock"', async () => {

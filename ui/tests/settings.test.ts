@@ -6,6 +6,7 @@ import { localStatus, settingsView, shopSettings } from '../src/dev/fixtures';
 import { mockBackend, type Handler } from '../src/dev/mockBackend';
 import type { SettingsView } from '../src/lib/bindings/SettingsView';
 import { navigation } from '../src/lib/navigation.svelte';
+import { shortcuts, wantNewPet } from '../src/lib/shortcuts.svelte';
 import { toast } from '../src/lib/toast.svelte';
 import SettingsScreen from '../src/screens/SettingsScreen.svelte';
 
@@ -238,6 +239,13 @@ describe('Settings screen', () => {
     await userEvent.click(screen.getByTestId('leave-stay'));
     expect(screen.queryByTestId('leave-settings-dialog')).not.toBeInTheDocument();
     expect(port).toHaveValue(9090);
+
+    // Ctrl+N asks the same; staying drops the new pet it wanted, so Pets, opened later,
+    // does not open its form out of the blue.
+    wantNewPet();
+    await userEvent.click(await screen.findByTestId('leave-stay'));
+    expect(window.location.hash).toBe('#settings');
+    expect(shortcuts.newPetWanted).toBe(false);
 
     // A link to another screen is held before it changes anything.
     const link = document.createElement('a');
