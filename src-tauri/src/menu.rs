@@ -98,10 +98,10 @@ pub fn show<R: Runtime>(app: &AppHandle<R>, language: Language) {
 /// Passes an entry the window acts on to it.
 pub fn on_event<R: Runtime>(app: &AppHandle<R>, event: MenuEvent) {
     let id = event.id().as_ref();
-    if WINDOW_ENTRIES.iter().any(|(i, _)| *i == id) {
-        if let Err(e) = app.emit(EVENT, id) {
-            tracing::warn!("the menu's {id} did not reach the window: {e}");
-        }
+    if WINDOW_ENTRIES.iter().any(|(i, _)| *i == id)
+        && let Err(e) = app.emit(EVENT, id)
+    {
+        tracing::warn!("the menu's {id} did not reach the window: {e}");
     }
 }
 
