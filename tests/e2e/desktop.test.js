@@ -14,11 +14,13 @@ import { test } from 'node:test';
 import {
   ARTIFACTS,
   HERE,
+  SCREENS,
   TEST_TIMEOUT_MS,
   click,
   launchApp,
   localApiKey,
   navigate,
+  overflowing,
   probe,
   restClient,
   screenshot,
@@ -30,7 +32,6 @@ import {
   waitVisible,
 } from './helpers.js';
 
-const SCREENS = ['pets', 'orders', 'sales', 'inventory', 'categories', 'settings'];
 const BARCODE = '4006381333931';
 const AXE_SOURCE = fs.readFileSync(path.join(HERE, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 
@@ -369,13 +370,7 @@ test('every screen whole at the smallest window, 960x600, in both themes, and at
           if (screen === 'inventory') await waitVisible(browser, sel(`inventory-row-${shop.pets.Rex}`));
           if (screen === 'orders') await waitVisible(browser, sel(`order-row-${shop.sale.id + 1}`));
           if (screen === 'sales') await waitVisible(browser, sel('sales-chart'));
-          // Anything wider than its box: the page, the main area, a table's frame.
-          const overflow = await browser.executeScript(
-            `const wide = (el) => el.scrollWidth > el.clientWidth + 1;
-             const boxes = [document.documentElement, document.querySelector('main'), ...document.querySelectorAll('main .table-wrap, main section, main form, main fieldset')];
-             return boxes.filter(wide).map((el) => (el.className || el.tagName) + ': ' + el.scrollWidth + ' > ' + el.clientWidth);`,
-            [],
-          );
+          const overflow = await overflowing(browser);
           await screenshot(browser, width === 960 ? `fit-${screen}-${theme}` : `fit-${screen}-${width}`);
           assert.deepEqual(overflow, [], `${screen} (${theme}) is wider than the ${width}x${height} window`);
         }

@@ -747,6 +747,19 @@ export function writeFigures(file, lines) {
 
 export const sel = (testid) => `[data-testid="${testid}"]`;
 
+/** The app's screens, in the menu's order. */
+export const SCREENS = ['pets', 'orders', 'sales', 'inventory', 'categories', 'settings'];
+
+/** What is wider than its box on the screen shown: the page, the main area, a table's frame, a panel. */
+export function overflowing(browser) {
+  return browser.executeScript(
+    `const wide = (el) => el.scrollWidth > el.clientWidth + 1;
+     const boxes = [document.documentElement, document.querySelector('main'), ...document.querySelectorAll('main .table-wrap, main section, main form, main fieldset')];
+     return boxes.filter(wide).map((el) => (el.className || el.tagName) + ': ' + el.scrollWidth + ' > ' + el.clientWidth);`,
+    [],
+  );
+}
+
 /** The element with this data-testid. */
 export function byTestId(browser, testid) {
   return browser.$(sel(testid));

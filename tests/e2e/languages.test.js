@@ -10,12 +10,14 @@ import fs from 'node:fs';
 import { test } from 'node:test';
 
 import {
+  SCREENS,
   TEST_TIMEOUT_MS,
   choose,
   click,
   launchApp,
   localApiKey,
   navigate,
+  overflowing,
   restClient,
   screenshot,
   sel,
@@ -24,7 +26,6 @@ import {
   waitGone,
 } from './helpers.js';
 
-const SCREENS = ['pets', 'orders', 'sales', 'inventory', 'categories', 'settings'];
 const ESCAPE = '\uE00C';
 
 // Each language named in itself in the switch, as a clerk who cannot read the one shown finds it.
@@ -82,16 +83,6 @@ function englishLeft(browser) {
      }
      return found;`,
     [ENGLISH],
-  );
-}
-
-/** Anything wider than its box: the page, the main area, a table's frame, a panel. */
-function overflowing(browser) {
-  return browser.executeScript(
-    `const wide = (el) => el.scrollWidth > el.clientWidth + 1;
-     const boxes = [document.documentElement, document.querySelector('main'), ...document.querySelectorAll('main .table-wrap, main section, main form, main fieldset')];
-     return boxes.filter(wide).map((el) => (el.className || el.tagName) + ': ' + el.scrollWidth + ' > ' + el.clientWidth);`,
-    [],
   );
 }
 
