@@ -3,14 +3,24 @@
 // change of language shown at once.
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import PetPicker from '../src/components/PetPicker.svelte';
 import { category, paged, pet, stockItem } from '../src/dev/fixtures';
 import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
-import { i18n, missingKeys } from '../src/lib/i18n.svelte';
+import type { Language } from '../src/lib/i18n.svelte';
 import { toast } from '../src/lib/toast.svelte';
 import PetsScreen from '../src/screens/PetsScreen.svelte';
+import { inventoryOf, listPets } from './fixtures/pets';
+import {
+  ENGLISH,
+  englishLeft,
+  expectAllTranslated,
+  expectNoMissingKeys,
+  OTHER_LANGUAGES,
+  resetLanguageAfterEach,
+  speak,
+} from './languages';
 import { scan } from './scanner';
 
 const PETS = [
@@ -22,22 +32,19 @@ const STOCK: Record<number, number> = { 1: 3, 2: 1, 3: 0 };
 
 function backend(more: Record<string, Handler> = {}) {
   return mockBackend({
-    list_pets: ({ query }) => {
-      const items = PETS.filter(
-        (p) =>
-          (!query.sku || p.sku === query.sku) &&
-          (query.statuses.length === 0 || query.statuses.includes(p.status)) &&
-          (!query.q || p.name.toLowerCase().includes(query.q.toLowerCase())),
-      );
-      return paged(items.slice(0, query.limit ?? 20), items.length);
-    },
+    list_pets: listPets(PETS),
     list_categories: () => paged([category(1, 'Dogs', 1), category(2, 'Cats', 1)]),
-    get_inventory: ({ petId }) =>
-      stockItem(petId, PETS.find((p) => p.id === petId)!.name, STOCK[petId], {
-        status: PETS.find((p) => p.id === petId)!.status,
-      }),
+    get_inventory: inventoryOf(PETS, STOCK),
     ...more,
   });
+}
+
+/** The Pets screen in `language` with its rows shown; `more` answers other commands. */
+async function showPets(language: Language, more: Record<string, Handler> = {}) {
+  speak(language);
+  backend(more);
+  render(PetsScreen);
+  await screen.findByTestId('pet-row-1');
 }
 
 const row = (id: number) => screen.getByTestId(`pet-row-${id}`);
@@ -48,36 +55,16 @@ async function dialogNamed(name: string) {
   return screen.getByRole('dialog', { name });
 }
 
-// The English UI words the end-to-end languages test (tests/e2e/languages.test.js) looks
-// for on a German or Spanish screen: none of this area's texts may be one.
-const ENGLISH = new Set([
-  'Save', 'Cancel', 'Search', 'Delete', 'Edit', 'Orders', 'Settings', 'Inventory', 'Categories',
-  'Price', 'Quantity', 'Customer', 'Close', 'Complete', 'Completed', 'Available', 'Refresh', 'New',
-  'Sell', 'Sale', 'Receipt', 'Print', 'History', 'Adjust', 'Description', 'Name', 'Status', 'Today',
-  'Open', 'Cancelled', 'Loading', 'Shortcuts', 'Appearance', 'Language', 'Theme', 'Backup', 'Updates',
-]);
+// The English UI words the end-to-end languages test looks for, and three more that this
+// screen's German and Spanish texts avoid too (the end-to-end list leaves out Name and Status,
+// German words as well).
+const WORDS = [...ENGLISH, 'New', 'Name', 'Status'];
 
-/** English UI words in the page's text and its labels, titles and placeholders. */
-function englishLeft(): string[] {
-  const texts: string[] = [];
-  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-  for (let n = walker.nextNode(); n; n = walker.nextNode()) texts.push(n.textContent ?? '');
-  for (const el of document.querySelectorAll('[aria-label], [title], [placeholder]'))
-    for (const a of ['aria-label', 'title', 'placeholder']) texts.push(el.getAttribute(a) ?? '');
-  return texts.flatMap((text) => text.split(/[^A-Za-z]+/).filter((w) => ENGLISH.has(w)));
-}
-
-afterEach(() => {
-  i18n.apply('en', ['en-US']);
-  missingKeys.clear();
-});
+resetLanguageAfterEach();
 
 describe('the Pets screen in German', () => {
   it('shows the table, statuses, sidebar and stock in German', async () => {
-    i18n.apply('de', ['de-DE']);
-    backend();
-    render(PetsScreen);
-    await screen.findByTestId('pet-row-1');
+    await showPets('de');
     expect(screen.getByRole('heading', { name: 'Tiere' })).toBeInTheDocument();
     expect(screen.getByTestId('new-pet')).toHaveTextContent('+ Neues Tier');
     expect(screen.getByTestId('search')).toHaveAttribute('placeholder', 'Tiername oder Barcode…');
@@ -97,44 +84,39 @@ describe('the Pets screen in German', () => {
       'title',
       'Eins mehr im Bestand',
     );
-    expect([...missingKeys]).toEqual([]);
+    expectNoMissingKeys();
   });
 
   it('changes language at once, without a reload', async () => {
-    backend();
-    render(PetsScreen);
-    await screen.findByTestId('pet-row-1');
+    await showPets('en');
     expect(screen.getByTestId('status-1')).toHaveTextContent('available');
-    i18n.apply('de', ['de-DE']);
+    speak('de');
     await waitFor(() => expect(screen.getByTestId('status-1')).toHaveTextContent('verfügbar'));
     expect(screen.getByRole('heading', { name: 'Tiere' })).toBeInTheDocument();
-    i18n.apply('es', ['es-ES']);
+    speak('es');
     await waitFor(() => expect(screen.getByTestId('status-1')).toHaveTextContent('disponible'));
     expect(screen.getByRole('heading', { name: 'Mascotas' })).toBeInTheDocument();
-    expect(missingKeys.size).toBe(0);
+    expectNoMissingKeys();
   });
 
   it('says an unknown barcode in German, and again in Spanish when the language changes', async () => {
-    i18n.apply('de', ['de-DE']);
-    backend();
-    render(PetsScreen);
-    await screen.findByTestId('pet-row-1');
+    await showPets('de');
     scan('4006381333999');
     const message = await screen.findByTestId('scan-message');
     expect(message).toHaveTextContent('Kein Tier hat den Barcode 4006381333999.');
     expect(screen.getByRole('button', { name: 'Meldung schließen' })).toBeInTheDocument();
-    i18n.apply('es', ['es-ES']);
+    speak('es');
     await waitFor(() =>
       expect(screen.getByTestId('scan-message')).toHaveTextContent('Ninguna mascota tiene el código de barras 4006381333999.'),
     );
-    expect(missingKeys.size).toBe(0);
+    expectNoMissingKeys();
   });
 
   it('the pet form: title, labels, statuses and its own validation', async () => {
-    i18n.apply('de', ['de-DE']);
-    backend({ create_pet: ({ pet: p }) => pet(50, p.name, p), adjust_inventory: () => stockItem(50, 'Goldie', 2) });
-    render(PetsScreen);
-    await screen.findByTestId('pet-row-1');
+    await showPets('de', {
+      create_pet: ({ pet: p }) => pet(50, p.name, p),
+      adjust_inventory: () => stockItem(50, 'Goldie', 2),
+    });
     await userEvent.click(screen.getByTestId('new-pet'));
     const dialog = screen.getByRole('dialog', { name: 'Neues Tier' });
     expect(within(dialog).getByLabelText('Kategorie')).toBeInTheDocument();
@@ -157,14 +139,11 @@ describe('the Pets screen in German', () => {
     await userEvent.click(within(dialog).getByTestId('save-pet'));
     await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
     expect(toast.message).toBe('Goldie hinzugefügt');
-    expect([...missingKeys]).toEqual([]);
+    expectNoMissingKeys();
   });
 
   it('the delete dialog, and why a pet with orders is kept', async () => {
-    i18n.apply('de', ['de-DE']);
-    backend({ delete_pet: reject('pet_has_orders', 'Pet 1 has orders and cannot be deleted.') });
-    render(PetsScreen);
-    await screen.findByTestId('pet-row-1');
+    await showPets('de', { delete_pet: reject('pet_has_orders', 'Pet 1 has orders and cannot be deleted.') });
     await waitFor(() => expect(within(row(1)).getByTestId('pet-stock')).toHaveTextContent('3'));
     await userEvent.click(screen.getByTestId('delete-pet-1'));
     const dialog = screen.getByRole('dialog', { name: 'Rex löschen?' });
@@ -175,14 +154,13 @@ describe('the Pets screen in German', () => {
     const alert = await within(dialog).findByTestId('error-alert');
     expect(alert).toHaveTextContent('Rex (#1) kann nicht gelöscht werden.');
     expect(alert).toHaveTextContent('Es sind noch 3 im Bestand');
-    expect([...missingKeys]).toEqual([]);
+    expectNoMissingKeys();
   });
 
   it('the sale dialog, and the toast of a counter sale', async () => {
-    i18n.apply('de', ['de-DE']);
-    backend({ place_order: ({ order }) => ({ id: 41, ...order, createdAt: '2026-11-22T10:15:00Z', total: '2469.00' }) });
-    render(PetsScreen);
-    await screen.findByTestId('pet-row-1');
+    await showPets('de', {
+      place_order: ({ order }) => ({ id: 41, ...order, createdAt: '2026-11-22T10:15:00Z', total: '2469.00' }),
+    });
     await userEvent.click(screen.getByTestId('order-pet-1'));
     const dialog = await dialogNamed('Rex verkaufen');
     await waitFor(() => expect(within(dialog).getByTestId('order-stock')).toHaveTextContent('3'));
@@ -199,23 +177,20 @@ describe('the Pets screen in German', () => {
     await userEvent.click(within(dialog).getByTestId('sell-now'));
     await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
     expect(toast.message).toBe('Verkauf #41: 2 × Rex, 2.469,00\u00a0€');
-    expect([...missingKeys]).toEqual([]);
+    expectNoMissingKeys();
   });
 
   it('a pet that is not available says its status in German', async () => {
-    i18n.apply('de', ['de-DE']);
-    backend();
-    render(PetsScreen);
-    await screen.findByTestId('pet-row-3');
+    await showPets('de');
     await userEvent.click(screen.getByTestId('order-pet-3'));
     const dialog = await dialogNamed('Tom verkaufen');
     expect(dialog).toHaveTextContent('Nur verfügbare Tiere können verkauft werden; Tom (#3) ist verkauft.');
     expect(dialog).toHaveTextContent('kein Preis festgelegt');
-    expect([...missingKeys]).toEqual([]);
+    expectNoMissingKeys();
   });
 
   it('the first run and the empty state', async () => {
-    i18n.apply('de', ['de-DE']);
+    speak('de');
     mockBackend({ list_pets: () => paged([]), list_categories: () => paged([]) });
     render(PetsScreen);
     const steps = await screen.findByTestId('first-run');
@@ -226,11 +201,11 @@ describe('the Pets screen in German', () => {
     const empty = await screen.findByTestId('empty-state');
     expect(empty).toHaveTextContent('Keine Tiere passen zu diesen Filtern');
     expect(within(empty).getByRole('button', { name: 'Filter zurücksetzen' })).toBeInTheDocument();
-    expect([...missingKeys]).toEqual([]);
+    expectNoMissingKeys();
   });
 
   it('the category sidebar says when it could not load', async () => {
-    i18n.apply('de', ['de-DE']);
+    speak('de');
     mockBackend({
       list_pets: () => paged([pet(1, 'Rex')]),
       list_categories: reject('busy', 'The database is busy.', 503),
@@ -241,28 +216,22 @@ describe('the Pets screen in German', () => {
       'Die Kategorien konnten nicht geladen werden: The database is busy.',
     );
     expect(screen.getByTestId('categories-retry')).toHaveTextContent('Erneut versuchen');
-    expect([...missingKeys]).toEqual([]);
+    expectNoMissingKeys();
   });
 });
 
 describe('no English word left', () => {
   it('(the check sees the English screen’s words)', async () => {
-    backend();
-    render(PetsScreen);
-    await screen.findByTestId('pet-row-1');
-    expect(englishLeft()).toEqual(expect.arrayContaining(['New', 'Name', 'Status', 'Price', 'Sell', 'Edit', 'Delete']));
+    await showPets('en');
+    expect(englishLeft(document.body, WORDS)).toEqual(
+      expect.arrayContaining(['New', 'Name', 'Status', 'Price', 'Sell', 'Edit', 'Delete']),
+    );
   });
 
-  it.each([
-    ['de', 'de-DE'],
-    ['es', 'es-ES'],
-  ] as const)('%s: the screen, the pet form, the sale and the delete dialog', async (language, tag) => {
-    i18n.apply(language, [tag]);
-    backend();
-    render(PetsScreen);
-    await screen.findByTestId('pet-row-1');
+  it.each(OTHER_LANGUAGES)('%s: the screen, the pet form, the sale and the delete dialog', async (language) => {
+    await showPets(language);
     await waitFor(() => expect(row(3)).toHaveTextContent(/\S/));
-    expect(englishLeft()).toEqual([]);
+    expectAllTranslated({ words: WORDS });
     for (const [open, testid] of [
       ['new-pet', 'pet-dialog'],
       ['order-pet-1', 'order-dialog'],
@@ -270,20 +239,17 @@ describe('no English word left', () => {
     ]) {
       await userEvent.click(screen.getByTestId(open));
       await screen.findByTestId(testid);
-      expect(englishLeft(), testid).toEqual([]);
+      expectAllTranslated({ words: WORDS, where: testid });
       await userEvent.keyboard('{Escape}');
       await waitFor(() => expect(screen.queryByTestId(testid)).not.toBeInTheDocument());
     }
-    expect(missingKeys.size).toBe(0);
+    expectNoMissingKeys();
   });
 });
 
 describe('the Pets screen in Spanish', () => {
   it('shows the table, statuses and dialogs in Spanish', async () => {
-    i18n.apply('es', ['es-ES']);
-    backend();
-    render(PetsScreen);
-    await screen.findByTestId('pet-row-1');
+    await showPets('es');
     expect(screen.getByRole('heading', { name: 'Mascotas' })).toBeInTheDocument();
     expect(screen.getByTestId('new-pet')).toHaveTextContent('+ Nueva mascota');
     expect(screen.getByTestId('status-2')).toHaveTextContent('reservado');
@@ -308,27 +274,27 @@ describe('the Pets screen in Spanish', () => {
     await userEvent.click(screen.getByTestId('delete-pet-2'));
     const del = screen.getByRole('dialog', { name: '¿Eliminar Bella?' });
     expect(within(del).getByTestId('confirm')).toHaveTextContent('Eliminar mascota');
-    expect(missingKeys.size).toBe(0);
+    expectNoMissingKeys();
   });
 });
 
 describe('the pet picker', () => {
   it.each([
-    ['de', 'de-DE', 'Tier', 'Teil eines Namens eingeben…', 'Kein Tier hat den Barcode 12345, und kein verfügbares Tier hat diesen Namen.'],
-    ['es', 'es-ES', 'Mascota', 'Escribe parte de un nombre…', 'Ninguna mascota tiene el código de barras 12345 y ninguna disponible tiene ese nombre.'],
-  ] as const)('%s: its label, placeholder and messages', async (language, tag, label, placeholder, nothing) => {
-    i18n.apply(language, [tag]);
+    ['de', 'Tier', 'Teil eines Namens eingeben…', 'Kein Tier hat den Barcode 12345, und kein verfügbares Tier hat diesen Namen.'],
+    ['es', 'Mascota', 'Escribe parte de un nombre…', 'Ninguna mascota tiene el código de barras 12345 y ninguna disponible tiene ese nombre.'],
+  ] as const)('%s: its label, placeholder and messages', async (language, label, placeholder, nothing) => {
+    speak(language);
     backend();
     render(PetPicker, { id: 'picker' });
     const field = screen.getByRole('combobox', { name: label });
     expect(field).toHaveAttribute('placeholder', placeholder);
     await userEvent.type(field, '12345{Enter}');
     expect(await screen.findByText(nothing)).toBeInTheDocument();
-    expect(missingKeys.size).toBe(0);
+    expectNoMissingKeys();
   });
 
   it('says a sold pet’s status in German', async () => {
-    i18n.apply('de', ['de-DE']);
+    speak('de');
     backend();
     render(PetPicker, { id: 'picker' });
     await userEvent.type(screen.getByRole('combobox', { name: 'Tier' }), '4006381333931');
@@ -341,6 +307,6 @@ describe('the pet picker', () => {
     } finally {
       PETS[0] = { ...PETS[0], status: 'available' };
     }
-    expect(missingKeys.size).toBe(0);
+    expectNoMissingKeys();
   });
 });

@@ -1,14 +1,13 @@
-// Settings, the startup failure window, the error hints and the checks made before calling,
-// in German and Spanish: every text there comes from src/locales, and none is missing.
+// Settings, the error hints and the checks made before calling, in German and Spanish: every
+// text there comes from src/locales, and none is missing. (The startup failure window's are
+// in startupFailure.test.ts.)
 import { render, screen, waitFor } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { apiKey, localStatus, settingsView, shopSettings } from '../src/dev/fixtures';
 import { mockBackend, type Handler } from '../src/dev/mockBackend';
-import type { StartupFailure } from '../src/lib/bindings/StartupFailure';
 import { hintFor, toCommandError } from '../src/lib/errors';
-import { i18n, missingKeys } from '../src/lib/i18n.svelte';
 import { parsePrice } from '../src/lib/money';
 import { status } from '../src/lib/status.svelte';
 import { toast } from '../src/lib/toast.svelte';
@@ -17,7 +16,7 @@ import SettingsScreen from '../src/screens/SettingsScreen.svelte';
 import ImportExportPanel from '../src/screens/settings/ImportExportPanel.svelte';
 import { formatBytes } from '../src/screens/settings/files';
 import { currencyLabel } from '../src/screens/settings/shopOptions';
-import StartupFailureScreen from '../src/screens/startup/StartupFailureScreen.svelte';
+import { expectNoMissingKeys, resetLanguageAfterEach, speak } from './languages';
 
 const REMOTE = settingsView({ hasRemoteKey: true, backend: 'remote', baseUrl: 'http://shop-server.lan:8787' });
 
@@ -39,20 +38,11 @@ function backend(more: Record<string, Handler> = {}) {
   });
 }
 
-const NEWER: StartupFailure = {
-  kind: 'newerDatabase',
-  message: 'the database /home/shop/petstore.db has schema version 12, newer than this Petstore understands (10)',
-  dataDir: '/home/shop',
-};
-
-afterEach(() => {
-  i18n.apply('en', ['en-US']);
-  missingKeys.clear();
-});
+resetLanguageAfterEach();
 
 describe('Settings in German and Spanish', () => {
   it('shows every panel in German', async () => {
-    i18n.apply('de', ['de-DE']);
+    speak('de');
     backend();
     await status.refresh();
     render(SettingsScreen);
@@ -75,11 +65,11 @@ describe('Settings in German and Spanish', () => {
     expect(till).toHaveTextContent('widerrufen am');
     expect(screen.getByTestId('api-key-row-printer')).toHaveTextContent('aktiv');
     expect(screen.getByRole('button', { name: 'printer widerrufen' })).toBeInTheDocument();
-    expect(missingKeys.size).toBe(0);
+    expectNoMissingKeys();
   });
 
   it('shows every panel in Spanish, and its own checks follow a change of language', async () => {
-    i18n.apply('es', ['es-ES']);
+    speak('es');
     const b = backend();
     render(SettingsScreen);
     expect(await screen.findByRole('heading', { level: 1 })).toHaveTextContent('Ajustes');
@@ -95,15 +85,15 @@ describe('Settings in German and Spanish', () => {
     expect(b.countOf('save_settings')).toBe(0);
 
     // The message said here is said again in the language chosen meanwhile.
-    i18n.apply('de', ['de-DE']);
+    speak('de');
     await waitFor(() =>
       expect(screen.getByTestId('base-url-error')).toHaveTextContent('Beginnen Sie die Adresse mit http:// oder https://'),
     );
-    expect(missingKeys.size).toBe(0);
+    expectNoMissingKeys();
   });
 
   it('counts pets to import with plural forms and grouped numbers', async () => {
-    i18n.apply('de', ['de-DE']);
+    speak('de');
     backend();
     render(ImportExportPanel);
     await userEvent.click(screen.getByTestId('import-choose'));
@@ -113,73 +103,43 @@ describe('Settings in German and Spanish', () => {
     expect(result).toHaveTextContent('1.200 Tiere werden importiert aus new-pets.csv; neue Kategorien: keine.');
     expect(screen.getByTestId('import-run')).toHaveTextContent('1.200 Tiere importieren');
 
-    i18n.apply('es', ['es-ES']);
+    speak('es');
     await waitFor(() => expect(screen.getByTestId('import-run')).toHaveTextContent('Importar 1200 mascotas'));
     expect(result).toHaveTextContent('Se importarán 1200 mascotas desde new-pets.csv; categorías nuevas: ninguna.');
-    expect(missingKeys.size).toBe(0);
+    expectNoMissingKeys();
   });
 
   it('says an export was saved, and its size, in the language shown', async () => {
-    i18n.apply('es', ['es-ES']);
+    speak('es');
     backend({ choose_file: () => '/home/shop/pets.csv', export_csv: () => 1 });
     render(ImportExportPanel);
     await userEvent.click(screen.getByTestId('export-pets'));
     await waitFor(() => expect(toast.message).toBe('pets.csv (1 byte) guardado en /home/shop'));
     expect(formatBytes(512)).toBe('512 bytes');
-    i18n.apply('de', ['de-DE']);
+    speak('de');
     expect(formatBytes(1)).toBe('1 Byte');
     expect(formatBytes(3_240_000)).toBe('3,2 MB');
     expect(currencyLabel('EUR')).toBe('EUR — Euro');
     expect(currencyLabel('USD')).toBe('USD — US-Dollar');
-    expect(missingKeys.size).toBe(0);
-  });
-});
-
-describe('the startup failure window in German and Spanish', () => {
-  it('says what happened and what helps, keeping the message and the folder as they are', () => {
-    i18n.apply('de', ['de-DE']);
-    const de = render(StartupFailureScreen, { failure: NEWER });
-    expect(screen.getByRole('heading')).toHaveTextContent('Die Daten dieses Geschäfts stammen von einem neueren Petstore');
-    expect(screen.getByTestId('startup-failure-message')).toHaveTextContent('schema version 12');
-    expect(screen.getByTestId('startup-failure')).toHaveTextContent('Datenordner: /home/shop');
-    expect(screen.getByTestId('startup-restart')).toHaveTextContent('Neu starten');
-    expect(screen.getByTestId('startup-restore')).toHaveTextContent('Sicherung wiederherstellen…');
-    de.unmount();
-
-    i18n.apply('es', ['es-ES']);
-    const titles = (['alreadyOpen', 'damagedDatabase', 'unwritableFolder', 'other'] as const).map((kind) => {
-      const { unmount } = render(StartupFailureScreen, { failure: { ...NEWER, kind } });
-      const title = screen.getByRole('heading').textContent;
-      unmount();
-      return title;
-    });
-    expect(titles).toEqual([
-      'Petstore ya está abierto',
-      'No se puede leer la base de datos de la tienda',
-      'Petstore no puede escribir en su carpeta de datos',
-      'Petstore no ha podido iniciarse',
-    ]);
-    render(StartupFailureScreen, { failure: NEWER });
-    expect(screen.getByTestId('startup-quit')).toHaveTextContent('Salir');
-    expect(missingKeys.size).toBe(0);
+    expectNoMissingKeys();
   });
 });
 
 describe('hints and checks in German and Spanish', () => {
   it('gives the hint of an error in the language shown, and the message as the app said it', () => {
     const error = { code: 'insufficient_stock' as const, message: 'only 2 in stock', status: 409 };
-    i18n.apply('de', ['de-DE']);
+    speak('de');
     expect(hintFor(error)).toBe('Nicht genug Bestand dafür: zuerst Bestand hinzufügen oder weniger nehmen.');
     expect(hintFor({ ...error, code: 'not_found' })).toBeNull();
     expect(toCommandError(undefined).message).toBe('Etwas ist schiefgegangen.');
     expect(toCommandError('denied').message).toBe('denied');
-    i18n.apply('es', ['es-ES']);
+    speak('es');
     expect(hintFor({ ...error, code: 'unauthorized' })).toBe('Comprueba la clave de API en Ajustes.');
-    expect(missingKeys.size).toBe(0);
+    expectNoMissingKeys();
   });
 
   it('says what is wrong with a typed value in the language shown when checked', () => {
-    i18n.apply('de', ['de-DE']);
+    speak('de');
     expect(parseQuantity(0)).toBe('Die Menge muss eine ganze Zahl von 1 bis 10.000 sein.');
     expect(parseStock(-1)).toBe('Die Anzahl muss eine ganze Zahl von 0 bis 1.000.000 sein.');
     expect(parseDelta(null)).toBe('Geben Sie eine Änderung ein, z. B. 5 oder -2.');
@@ -188,12 +148,12 @@ describe('hints and checks in German and Spanish', () => {
       ok: false,
       error: 'Geben Sie einen Preis wie 12,50 ein (Ziffern, höchstens zwei nach dem Komma).',
     });
-    i18n.apply('es', ['es-ES']);
+    speak('es');
     expect(parseQuantity(null)).toBe('Escribe una cantidad.');
     expect(parsePrice('1000000')).toEqual({ ok: false, error: 'Un precio es como máximo 999999,99.' });
-    i18n.apply('en', ['en-US']);
+    speak('en');
     expect(parseQuantity(0)).toBe('The quantity must be a whole number from 1 to 10,000.');
     expect(parsePrice('abc')).toEqual({ ok: false, error: 'Enter a price like 12.50 (digits, at most two after the point).' });
-    expect(missingKeys.size).toBe(0);
+    expectNoMissingKeys();
   });
 });

@@ -1,12 +1,13 @@
 import { render, screen, waitFor } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 
 import { mockBackend } from '../src/dev/mockBackend';
 import { formatMoney, formatNumber } from '../src/lib/format';
 import { i18n, LANGUAGES, localeFor, missingKeys, systemLanguage, t } from '../src/lib/i18n.svelte';
 import { MESSAGES } from '../src/locales';
 import AppearancePanel from '../src/screens/settings/AppearancePanel.svelte';
+import { resetLanguageAfterEach } from './languages';
 
 type Tree = { [key: string]: string | Tree };
 
@@ -36,7 +37,7 @@ function values(text: string): string[] {
 const texts = Object.fromEntries(LANGUAGES.map((l) => [l, flatten(MESSAGES[l] as unknown as Tree)]));
 
 describe('the translations', () => {
-  afterEach(() => i18n.apply('en', ['en-US']));
+  resetLanguageAfterEach();
 
   it.each(['de', 'es'] as const)('%s has every text English has, and no other', (language) => {
     const en = baseKeys(texts.en);
@@ -93,10 +94,7 @@ describe('the translations', () => {
 });
 
 describe('the language', () => {
-  afterEach(() => {
-    i18n.apply('en', ['en-US']);
-    missingKeys.clear();
-  });
+  resetLanguageAfterEach();
 
   it("is the system's first language the app speaks, English otherwise", () => {
     expect(systemLanguage(['de-AT', 'en-US'])).toBe('de');

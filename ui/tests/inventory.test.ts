@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 
 import { category, paged, pet, stockEntry, stockItem } from '../src/dev/fixtures';
 import { mockBackend, type Handler } from '../src/dev/mockBackend';
+import { toast } from '../src/lib/toast.svelte';
 import InventoryScreen from '../src/screens/InventoryScreen.svelte';
+import { expectNoMissingKeys, resetLanguageAfterEach, speak } from './languages';
 
 const ITEMS = [stockItem(3, 'Tom', 0, { status: 'sold' }), stockItem(1, 'Rex', 4), stockItem(2, 'Bella', 9)];
 
@@ -163,5 +165,79 @@ describe('Inventory screen', () => {
     await waitFor(() => expect(b.argsOf('list_inventory').at(-1)!.query.belowQuantity).toBe(5));
     expect(screen.getByTestId('inventory-search')).toBeDisabled();
     expect(screen.getByTestId('low-stock-note')).toHaveTextContent('the search and the category apply again');
+  });
+});
+
+describe('in German and Spanish', () => {
+  resetLanguageAfterEach();
+
+  it('German: the table, its buttons, the history and its lines', async () => {
+    speak('de');
+    // A line of each kind said in words: a cancelled order, a counter sale, a count with no reason.
+    backend({
+      stock_history: () =>
+        paged([
+          stockEntry('order_cancelled', 2, 5, { orderId: 12 }),
+          stockEntry('counter_sale', -2, 3, { orderId: 11 }),
+          stockEntry('adjusted', 5, 5, { reason: null }),
+        ]),
+    });
+    render(InventoryScreen);
+    await screen.findByTestId('inventory-row-1');
+    expect(screen.getByRole('heading', { name: 'Bestand' })).toBeInTheDocument();
+    expect(screen.getByRole('columnheader', { name: 'Tier' })).toBeInTheDocument();
+    expect(screen.getByText('Nur niedriger Bestand')).toBeInTheDocument();
+    expect(screen.getByTestId('inventory-search')).toHaveAttribute('placeholder', 'Nach Namen suchen…');
+    expect(screen.getByTestId('set-stock-1')).toHaveAccessibleName('Bestand von Rex setzen');
+    expect(screen.getByTestId('adjust-stock-1')).toHaveTextContent('Anpassen');
+
+    await userEvent.click(screen.getByTestId('history-1'));
+    const dialog = await screen.findByRole('dialog', { name: 'Bestandsverlauf von Rex' });
+    expect(within(dialog).getByTestId('history-intro')).toHaveTextContent('Rex hat jetzt 4 im Bestand.');
+    expect(await within(dialog).findByTestId('history-row-0')).toHaveTextContent('Bestellung #12 storniert: wieder im Bestand');
+    expect(within(dialog).getByTestId('history-row-1')).toHaveTextContent('An der Theke verkauft (Bestellung #11)');
+    expect(within(dialog).getByTestId('history-row-2')).toHaveTextContent('Bestand gezählt');
+    expect(within(dialog).getByRole('columnheader', { name: 'Bestand danach' })).toBeInTheDocument();
+    // The × in the corner and the button at the bottom.
+    expect(within(dialog).getAllByRole('button', { name: 'Schließen' })).toHaveLength(2);
+    expectNoMissingKeys();
+  });
+
+  it('German: adjusting names its limit, offers its reasons and says what was done', async () => {
+    speak('de');
+    backend();
+    render(InventoryScreen);
+    await userEvent.click(await screen.findByTestId('adjust-stock-1'));
+    const dialog = await screen.findByRole('dialog', { name: 'Bestand von Rex anpassen' });
+    expect(dialog.querySelectorAll('datalist option')[0]).toHaveAttribute('value', 'Lieferung erhalten');
+    expect(within(dialog).getByRole('button', { name: 'Eins mehr' })).toBeInTheDocument();
+    const delta = within(dialog).getByTestId('adjust-delta');
+    await userEvent.clear(delta);
+    await userEvent.type(delta, '-9');
+    await userEvent.type(within(dialog).getByTestId('adjust-reason'), 'Beschädigt');
+    await userEvent.click(within(dialog).getByTestId('save-adjustment'));
+    expect(dialog).toHaveTextContent('Nur 4 im Bestand: Sie können höchstens 4 entfernen.');
+
+    await userEvent.clear(delta);
+    await userEvent.type(delta, '2');
+    await userEvent.click(within(dialog).getByTestId('save-adjustment'));
+    await waitFor(() => expect(toast.message).toBe('Rex: angepasst, 6 vorrätig'));
+    expectNoMissingKeys();
+  });
+
+  it('Spanish: the screen and the dialog to set the count', async () => {
+    speak('es');
+    backend();
+    render(InventoryScreen);
+    await screen.findByTestId('inventory-row-1');
+    expect(screen.getByRole('heading', { name: 'Inventario' })).toBeInTheDocument();
+    expect(screen.getByRole('columnheader', { name: 'En stock' })).toBeInTheDocument();
+    expect(screen.getByTestId('history-1')).toHaveAccessibleName('Historial de stock de Rex');
+    await userEvent.click(screen.getByTestId('set-stock-1'));
+    const dialog = await screen.findByRole('dialog', { name: 'Fijar el stock de Rex' });
+    expect(within(dialog).getByLabelText('Cantidad en stock')).toHaveValue(4);
+    expect(within(dialog).getByRole('button', { name: 'Cancelar' })).toBeInTheDocument();
+    expect(within(dialog).getByTestId('save-stock')).toHaveTextContent('Fijar cantidad');
+    expectNoMissingKeys();
   });
 });

@@ -8,6 +8,8 @@ import { lineTotal } from '../src/lib/money';
 import { shop } from '../src/lib/shop.svelte';
 import { toast } from '../src/lib/toast.svelte';
 import OrdersScreen from '../src/screens/OrdersScreen.svelte';
+import { listPets } from './fixtures/pets';
+import { expectNoMissingKeys, resetLanguageAfterEach, speak } from './languages';
 import { scan } from './scanner';
 
 const BARCODE = '4006381333931';
@@ -22,16 +24,7 @@ const CANCELLED = order(9, 2, { customerName: 'Tom Weber', cancelledAt: '2026-11
 function backend(more: Record<string, Handler> = {}) {
   return mockBackend({
     list_orders: ({ query }) => paged(query.cancelled ? [CANCELLED] : query.complete ? [DONE] : ORDERS),
-    list_pets: ({ query }) =>
-      paged(
-        PETS.filter(
-          (p) =>
-            (query.ids.length === 0 || query.ids.includes(p.id)) &&
-            (!query.sku || p.sku === query.sku) &&
-            (!query.q || p.name.toLowerCase().includes(query.q.toLowerCase())) &&
-            (query.statuses.length === 0 || query.statuses.includes(p.status)),
-        ),
-      ),
+    list_pets: listPets(PETS),
     update_order: ({ id, patch }) => ({
       ...order(id, 1, { complete: patch.complete, completedAt: patch.complete ? '2026-11-22T10:30:00Z' : null }),
       unitPrice: '12.50',
@@ -50,7 +43,6 @@ function backend(more: Record<string, Handler> = {}) {
     ...more,
   });
 }
-
 
 /** Picks Rex by name from the order panel's Pet field. */
 async function chooseRex() {
@@ -377,5 +369,116 @@ describe('the Pet field', () => {
     await userEvent.type(screen.getByTestId('order-pet'), '999000111{Enter}');
     expect(await screen.findByText('No pet has the barcode 999000111, and no available pet has that name.')).toBeInTheDocument();
     expect(b.countOf('place_order')).toBe(0);
+  });
+});
+
+describe('in German and Spanish', () => {
+  resetLanguageAfterEach();
+
+  it('German: tabs, table, panel, stock, receipt and toasts', async () => {
+    speak('de');
+    backend();
+    await shop.refresh();
+    vi.spyOn(window, 'print').mockImplementation(() => {});
+    render(OrdersScreen);
+    const row = await screen.findByTestId('order-row-12');
+    expect(screen.getByRole('heading', { level: 1, name: 'Bestellungen' })).toBeInTheDocument();
+    expect(screen.getByRole('heading', { name: 'Verkaufen oder bestellen' })).toBeInTheDocument();
+    expect(screen.getByTestId('tab-open')).toHaveTextContent('Offen');
+    expect(screen.getByTestId('tab-cancelled')).toHaveTextContent('Storniert');
+    expect(screen.getByRole('columnheader', { name: 'Menge' })).toBeInTheDocument();
+    expect(screen.getByRole('columnheader', { name: 'Erstellt' })).toBeInTheDocument();
+    expect(screen.getByTestId('order-total-12')).toHaveTextContent('25,00 €');
+    expect(row).toHaveTextContent('12,50 € pro Stück');
+    expect(screen.getByTestId('order-row-11')).toHaveTextContent('kein Preis');
+    expect(screen.getByTestId('order-search')).toHaveAttribute('placeholder', 'Kunde oder Tier suchen…');
+    expect(screen.getByTestId('sell-now')).toHaveTextContent('Jetzt verkaufen');
+    expect(screen.getByTestId('place-order')).toHaveTextContent('Bestellen');
+    expect(screen.getByRole('button', { name: 'Bestellung 12 abschließen' })).toHaveTextContent('Abschließen');
+    expect(screen.getByText(/Enter verkauft/)).toBeInTheDocument();
+
+    // The cancel question.
+    await userEvent.click(screen.getByTestId('cancel-order-11'));
+    const dialog = screen.getByRole('dialog', { name: 'Bestellung #11 stornieren?' });
+    expect(dialog).toHaveTextContent('Bella bekommt 1 zurück in den Bestand und ist wieder verfügbar.');
+    expect(within(dialog).getByTestId('confirm')).toHaveTextContent('Bestellung stornieren');
+    await userEvent.keyboard('{Escape}');
+
+    // The panel: more than the stock, with the link where German puts it.
+    await chooseRex();
+    await waitFor(() => expect(screen.getByTestId('order-panel-stock')).toHaveTextContent('3 im Bestand'));
+    const qty = screen.getByTestId('order-quantity');
+    await userEvent.clear(qty);
+    await userEvent.type(qty, '5');
+    const warning = screen.getByTestId('order-stock-warning');
+    expect(warning).toHaveTextContent('nur 3 im Bestand: Bestand erhöhen oder weniger nehmen');
+    expect(within(warning).getByRole('link', { name: 'Bestand erhöhen' })).toHaveAttribute('href', '#inventory');
+    await userEvent.click(screen.getByTestId('sell-now'));
+    expect(await screen.findByTestId('error-alert')).toHaveTextContent('Rex (#1) hat 3 im Bestand; 5 gewünscht.');
+
+    // Completing: the toast, its Undo, the bar with Print receipt, and the receipt itself.
+    await userEvent.click(screen.getByTestId('complete-order-12'));
+    await waitFor(() => expect(toast.message).toBe('Bestellung #12 abgeschlossen'));
+    expect(toast.action?.label).toBe('Rückgängig');
+    expect(await screen.findByTestId('last-sale')).toHaveTextContent('Bestellung #12 abgeschlossen: 2 × Rex, 25,00 €');
+    await userEvent.click(screen.getByRole('button', { name: 'Beleg drucken' }));
+    const receiptDialog = screen.getByRole('dialog', { name: 'Beleg für Bestellung #12' });
+    const receipt = within(receiptDialog).getByTestId('receipt');
+    expect(receipt).toHaveTextContent('Beleg #12');
+    expect(receipt).toHaveTextContent('Summe');
+    expect(receipt).toHaveTextContent('Vielen Dank!');
+    expect(within(receiptDialog).getByTestId('receipt-print')).toHaveTextContent('Drucken');
+    await userEvent.click(within(receiptDialog).getByRole('button', { name: 'Fertig' }));
+
+    expectNoMissingKeys();
+  });
+
+  it('Spanish: the Completed tab, its receipt, an empty tab, and a scanned pet that is sold', async () => {
+    speak('es');
+    // No cancelled order: the tab's empty state.
+    backend({ list_orders: ({ query }) => paged(query.cancelled ? [] : query.complete ? [DONE] : ORDERS) });
+    await shop.refresh();
+    render(OrdersScreen);
+    await screen.findByTestId('order-row-12');
+    expect(screen.getByRole('heading', { level: 1, name: 'Pedidos' })).toBeInTheDocument();
+    expect(screen.getByTestId('sell-now')).toHaveTextContent('Vender ya');
+    expect(screen.getByText(/Para un pedido que se recoge más tarde/)).toBeInTheDocument();
+
+    await userEvent.click(screen.getByTestId('tab-completed'));
+    await screen.findByTestId('order-row-10');
+    expect(screen.getByTestId('tab-completed')).toHaveTextContent('Completados');
+    expect(screen.getByRole('columnheader', { name: 'Completado' })).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: 'Ticket del pedido 10' }));
+    const receipt = within(screen.getByRole('dialog', { name: 'Ticket del pedido #10' })).getByTestId('receipt');
+    expect(receipt).toHaveTextContent('Ticket #10');
+    expect(receipt).toHaveTextContent('1 × 12,50 €');
+    expect(receipt).toHaveTextContent('¡Gracias!');
+    await userEvent.click(screen.getByRole('button', { name: 'Listo' }));
+
+    await userEvent.click(screen.getByTestId('tab-cancelled'));
+    expect(await screen.findByTestId('empty-state')).toHaveTextContent('No hay pedidos anulados');
+
+    // A scan of a sold pet: its status in Spanish too.
+    scan('T-3');
+    await waitFor(() =>
+      expect(screen.getByTestId('error-alert')).toHaveTextContent(
+        'Tom (#3) tiene el código de barras T-3, pero está vendido: solo se pueden vender mascotas disponibles.',
+      ),
+    );
+
+    expectNoMissingKeys();
+  });
+
+  it('follows a change of language at once', async () => {
+    backend();
+    render(OrdersScreen);
+    await screen.findByTestId('order-row-12');
+    expect(screen.getByRole('heading', { level: 1, name: 'Orders' })).toBeInTheDocument();
+    speak('de');
+    await waitFor(() => expect(screen.getByRole('heading', { level: 1, name: 'Bestellungen' })).toBeInTheDocument());
+    expect(screen.getByTestId('tab-completed')).toHaveTextContent('Abgeschlossen');
+    speak('es');
+    await waitFor(() => expect(screen.getByTestId('tab-completed')).toHaveTextContent('Completados'));
+    expectNoMissingKeys();
   });
 });

@@ -9,6 +9,7 @@ import { category, paged, pet, stockItem } from '../src/dev/fixtures';
 import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
 import { toast } from '../src/lib/toast.svelte';
 import PetsScreen from '../src/screens/PetsScreen.svelte';
+import { inventoryOf, listPets } from './fixtures/pets';
 import { scan } from './scanner';
 
 const PETS = [
@@ -20,17 +21,9 @@ const STOCK: Record<number, number> = { 1: 3, 6: 2, 7: 0 };
 
 function backend(more: Record<string, Handler> = {}) {
   return mockBackend({
-    list_pets: ({ query }) => {
-      const items = PETS.filter(
-        (p) => (!query.sku || p.sku === query.sku) && (query.ids.length === 0 || query.ids.includes(p.id)),
-      );
-      return paged(items.slice(0, query.limit ?? 20), items.length);
-    },
+    list_pets: listPets(PETS),
     list_categories: () => paged([category(1, 'Dogs', 1), category(2, 'Fish', 2)]),
-    get_inventory: ({ petId }) =>
-      stockItem(petId, PETS.find((p) => p.id === petId)!.name, STOCK[petId], {
-        status: PETS.find((p) => p.id === petId)!.status,
-      }),
+    get_inventory: inventoryOf(PETS, STOCK),
     adjust_inventory: ({ petId, adjustment }) =>
       stockItem(petId, PETS.find((p) => p.id === petId)?.name ?? 'New pet', (STOCK[petId] ?? 0) + adjustment.delta),
     place_order: ({ order }) => ({ id: 41, ...order, createdAt: '2026-11-22T10:15:00Z', total: null }),

@@ -5,10 +5,12 @@ import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { salesDay, shopSettings } from '../src/dev/fixtures';
 import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
 import { notifyChange } from '../src/lib/changes';
+import { t } from '../src/lib/i18n.svelte';
 import { shop } from '../src/lib/shop.svelte';
 import { toast } from '../src/lib/toast.svelte';
 import SalesScreen from '../src/screens/SalesScreen.svelte';
 import { addDays, daysIn, lastDays, rangeProblem, today } from '../src/screens/sales/days';
+import { expectNoMissingKeys, resetLanguageAfterEach, speak } from './languages';
 
 const TODAY = today();
 
@@ -129,5 +131,56 @@ describe('report days', () => {
     expect(rangeProblem('2025-01-01', '2026-01-02')).toMatch(/at most 366 days/);
     expect(rangeProblem('2026-02-02', '2026-02-01')).toMatch(/after the To day/);
     expect(rangeProblem('', '2026-02-01')).toMatch(/From/);
+  });
+});
+
+describe('in German and Spanish', () => {
+  resetLanguageAfterEach();
+
+  it('German: figures, range, summary with plurals, table and chart', async () => {
+    speak('de');
+    backend();
+    await shop.refresh();
+    render(SalesScreen);
+    await screen.findByTestId('sales-table');
+    expect(screen.getByRole('heading', { level: 1, name: 'Umsatz' })).toBeInTheDocument();
+    expect(screen.getByText('Einnahmen')).toBeInTheDocument();
+    await waitFor(() => expect(screen.getByTestId('sales-today-revenue')).toHaveTextContent('62,50 €'));
+    expect(screen.getByLabelText('Von')).toBe(screen.getByTestId('sales-from'));
+    expect(screen.getByRole('button', { name: 'Heute' })).toBeInTheDocument();
+    expect(screen.getByRole('button', { name: '7 Tage' })).toBeInTheDocument();
+    expect(screen.getByTestId('sales-export')).toHaveTextContent('CSV exportieren…');
+    await waitFor(() =>
+      expect(screen.getByText(/^14 Tage:/)).toHaveTextContent('14 Tage: 87,50 € aus 5 Bestellungen, 6 Stück.'),
+    );
+    expect(screen.getByRole('columnheader', { name: 'Tag' })).toBeInTheDocument();
+    expect(screen.getByRole('rowheader', { name: 'Summe' })).toBeInTheDocument();
+    await waitFor(() =>
+      expect(screen.getByTestId('sales-chart')).toHaveTextContent('Das Diagramm kann hier nicht gezeichnet werden'),
+    );
+    expect(screen.getByTestId('sales-chart').getAttribute('aria-label')).toMatch(/^Umsatz pro Tag vom .* insgesamt 87,50\s€\./);
+    expect(rangeProblem('2026-02-02', '2026-02-01')).toBe('Der Von-Tag liegt nach dem Bis-Tag: Tauschen Sie beide oder wählen Sie neu.');
+    expectNoMissingKeys();
+  });
+
+  it('Spanish: one day, one order, one unit; the many form; a range too long', async () => {
+    speak('es');
+    // One sale in all: the singular of days, orders and units.
+    backend({ sales_report: () => [salesDay(TODAY, 1, 1, '12.50')] });
+    await shop.refresh();
+    render(SalesScreen);
+    await screen.findByTestId('sales-table');
+    expect(screen.getByRole('heading', { level: 1, name: 'Ventas' })).toBeInTheDocument();
+    await userEvent.click(screen.getByRole('button', { name: 'Hoy' }));
+    await waitFor(() => expect(screen.getByText(/^1 día:/)).toHaveTextContent('1 día: 12,50 € de 1 pedido, 1 unidad.'));
+    expect(screen.getByRole('button', { name: '30 días' })).toBeInTheDocument();
+    expect(screen.getByRole('columnheader', { name: 'Ingresos' })).toBeInTheDocument();
+    expect(t('sales.count.days', { count: 1_000_000, n: '1.000.000' })).toBe('1.000.000 días');
+
+    const from = screen.getByTestId('sales-from');
+    await userEvent.clear(from);
+    await userEvent.type(from, addDays(TODAY, -400));
+    expect(await screen.findByText(/Un informe abarca como máximo 366 días/)).toBeInTheDocument();
+    expectNoMissingKeys();
   });
 });

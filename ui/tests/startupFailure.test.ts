@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { mockBackend, reject } from '../src/dev/mockBackend';
 import type { StartupFailure } from '../src/lib/bindings/StartupFailure';
 import StartupFailureScreen from '../src/screens/startup/StartupFailureScreen.svelte';
+import { expectNoMissingKeys, resetLanguageAfterEach, speak } from './languages';
 
 const NEWER: StartupFailure = {
   kind: 'newerDatabase',
@@ -11,6 +12,16 @@ const NEWER: StartupFailure = {
     'the database /home/shop/petstore.db has schema version 12, newer than this Petstore understands (10); upgrade Petstore. The file was left untouched.',
   dataDir: '/home/shop',
 };
+
+/** The window's title for each kind of failure but a newer database, in that order. */
+function otherTitles() {
+  return (['alreadyOpen', 'damagedDatabase', 'unwritableFolder', 'other'] as const).map((kind) => {
+    const { unmount } = render(StartupFailureScreen, { failure: { ...NEWER, kind } });
+    const title = screen.getByRole('heading').textContent;
+    unmount();
+    return title;
+  });
+}
 
 describe('StartupFailureScreen', () => {
   it('says what happened in words, then the exact message and the folder', () => {
@@ -21,13 +32,7 @@ describe('StartupFailureScreen', () => {
   });
 
   it('each kind has its own advice', () => {
-    const titles = (['alreadyOpen', 'damagedDatabase', 'unwritableFolder', 'other'] as const).map((kind) => {
-      const { unmount } = render(StartupFailureScreen, { failure: { ...NEWER, kind } });
-      const title = screen.getByRole('heading').textContent;
-      unmount();
-      return title;
-    });
-    expect(titles).toEqual([
+    expect(otherTitles()).toEqual([
       'Petstore is already open',
       'The shop’s database cannot be read',
       'Petstore cannot write in its data folder',
@@ -74,5 +79,31 @@ describe('StartupFailureScreen', () => {
     expect(backend.countOf('choose_backup')).toBe(1);
     expect(backend.countOf('restore_backup')).toBe(0);
     expect(screen.queryByTestId('startup-restored')).toBeNull();
+  });
+});
+
+describe('in German and Spanish', () => {
+  resetLanguageAfterEach();
+
+  it('says what happened and what helps, keeping the message and the folder as they are', () => {
+    speak('de');
+    const de = render(StartupFailureScreen, { failure: NEWER });
+    expect(screen.getByRole('heading')).toHaveTextContent('Die Daten dieses Geschäfts stammen von einem neueren Petstore');
+    expect(screen.getByTestId('startup-failure-message')).toHaveTextContent('schema version 12');
+    expect(screen.getByTestId('startup-failure')).toHaveTextContent('Datenordner: /home/shop');
+    expect(screen.getByTestId('startup-restart')).toHaveTextContent('Neu starten');
+    expect(screen.getByTestId('startup-restore')).toHaveTextContent('Sicherung wiederherstellen…');
+    de.unmount();
+
+    speak('es');
+    expect(otherTitles()).toEqual([
+      'Petstore ya está abierto',
+      'No se puede leer la base de datos de la tienda',
+      'Petstore no puede escribir en su carpeta de datos',
+      'Petstore no ha podido iniciarse',
+    ]);
+    render(StartupFailureScreen, { failure: NEWER });
+    expect(screen.getByTestId('startup-quit')).toHaveTextContent('Salir');
+    expectNoMissingKeys();
   });
 });

@@ -8,7 +8,9 @@ import type { OutboxEntry } from '../src/lib/bindings/OutboxEntry';
 import type { SyncStatus } from '../src/lib/bindings/SyncStatus';
 import { localStatus } from '../src/dev/fixtures';
 import { mockBackend, reject } from '../src/dev/mockBackend';
-import { describeCommand, formatSince, sync, SYNC_EVENT, syncText } from '../src/lib/sync.svelte';
+import { status } from '../src/lib/status.svelte';
+import { describeCommand, formatSince, sync, SYNC_EVENT, syncText, unsentText } from '../src/lib/sync.svelte';
+import { expectNoMissingKeys, resetLanguageAfterEach, speak } from './languages';
 
 const remote = () => localStatus({ backend: 'remote', target: 'http://shop-server.lan:8787' });
 
@@ -28,14 +30,15 @@ function entry(seq: number, over: Partial<OutboxEntry> = {}): OutboxEntry {
   };
 }
 
-describe('Sync status', () => {
-  let stop: (() => void) | undefined;
-  afterEach(() => {
-    stop?.();
-    stop = undefined;
-    sync.current = null;
-  });
+// The test's sync.start(), stopped after it.
+let stop: (() => void) | undefined;
+afterEach(() => {
+  stop?.();
+  stop = undefined;
+  sync.current = null;
+});
 
+describe('Sync status', () => {
   it('says in words where syncing stands', () => {
     const since = '2026-11-22T10:42:00';
     const now = new Date('2026-11-22T15:00:00');
@@ -181,4 +184,97 @@ describe('Sync status', () => {
     await userEvent.click(await screen.findByTestId('outbox-retry-4'));
     expect(await screen.findByTestId('error-alert')).toHaveTextContent('the server did not answer');
   });
+});
+
+describe('in German and Spanish', () => {
+  resetLanguageAfterEach();
+  afterEach(() => {
+    status.current = null;
+    status.error = null;
+  });
+
+  it('the status bar, its outbox badge and the outbox in German', async () => {
+    speak('de');
+    mockBackend({
+      get_status: () => remote(),
+      get_sync_status: () => syncStatus({ state: 'synced' }, { pending: 1234, attention: 1 }),
+      list_outbox: () => [
+        entry(1),
+        entry(2, {
+          command: { kind: 'adjustInventory', petId: 7, adjustment: { delta: -2, reason: 'broken' } },
+          state: 'attention',
+          reason: 'not enough stock: 0 left',
+        }),
+      ],
+    });
+    render(StatusBar);
+    stop = sync.start();
+    await status.refresh();
+    expect(await screen.findByTestId('status-backend')).toHaveTextContent('Remote-Server · http://shop-server.lan:8787');
+    expect(screen.getByTestId('status-reachable')).toHaveTextContent('Erreichbar');
+    expect(screen.getByTestId('status-local-api')).toHaveTextContent('Lokale API · http://127.0.0.1:8787');
+    expect(await screen.findByTestId('status-sync')).toHaveTextContent('Synchronisiert');
+    expect(screen.getByTestId('outbox-pending')).toHaveTextContent('1.234 zu senden');
+    expect(screen.getByTestId('outbox-attention')).toHaveTextContent('1 zu prüfen');
+
+    await emit(SYNC_EVENT, syncStatus({ state: 'copying', done: 12_000, total: 100_000 }, { pending: 1, attention: 1 }));
+    await waitFor(() =>
+      expect(screen.getByTestId('status-sync')).toHaveTextContent('Shop wird kopiert… 12.000 von 100.000 Tieren'),
+    );
+
+    await userEvent.click(screen.getByTestId('outbox-badge'));
+    const dialog = await screen.findByRole('dialog', { name: 'Warteschlange' });
+    expect(await within(dialog).findByTestId('outbox-row-1')).toHaveTextContent('Verkauf von 2 × Tier 7');
+    expect(within(dialog).getByTestId('outbox-row-1')).toHaveTextContent('Wartet auf Senden');
+    expect(within(dialog).getByTestId('outbox-row-2')).toHaveTextContent('Bestand von Tier 7 −2 (broken)');
+    expect(within(dialog).getByTestId('outbox-reason-2')).toHaveTextContent('Der Server meldet: not enough stock: 0 left');
+    expect(within(dialog).getByTestId('outbox-retry-2')).toHaveTextContent('Erneut senden');
+    expectNoMissingKeys();
+  });
+
+  it('the status bar offline and with a busy port in Spanish', async () => {
+    speak('es');
+    mockBackend({
+      get_status: () =>
+        localStatus({
+          backend: 'local',
+          target: '/data/petstore.db',
+          localApi: { enabled: true, address: null, error: 'port 8787 is already in use' },
+        }),
+      get_sync_status: () =>
+        syncStatus({ state: 'offline', since: new Date().toISOString(), reason: 'timed out' }, { pending: 2, attention: 3 }),
+    });
+    render(StatusBar);
+    stop = sync.start();
+    await status.refresh();
+    expect(await screen.findByTestId('status-backend')).toHaveTextContent('Base de datos local · /data/petstore.db');
+    const api = screen.getByTestId('status-local-api');
+    expect(api).toHaveTextContent('Error de la API local: port 8787 is already in use');
+    expect(api).toHaveAttribute('title', expect.stringContaining('Abre Ajustes para elegir otro puerto.'));
+    const syncing = await screen.findByTestId('status-sync');
+    expect(syncing).toHaveTextContent(/^Sin conexión desde .+ · las ventas se guardan$/);
+    expect(syncing).toHaveAttribute('title', expect.stringMatching(/^timed out — las ventas/));
+    expect(screen.getByTestId('outbox-attention')).toHaveTextContent('3 requieren atención');
+    expectNoMissingKeys();
+  });
+
+  it('says in words what the outbox holds, in both languages', () => {
+    speak('de');
+    expect(unsentText({ pending: 3, attention: 1 })).toBe(
+      '4 Verkäufe oder Bestandsänderungen sind noch nicht beim Server angekommen (1 zu prüfen). ' +
+        'Sie bleiben an dieser Kasse gespeichert und werden gesendet, sobald Petstore wieder im Remote-Modus mit diesem Server läuft und er antwortet.',
+    );
+    expect(unsentText({ pending: 1, attention: 0 })).toMatch(/^1 Verkauf oder Bestandsänderung ist noch nicht beim Server angekommen\. /);
+    expect(syncText(syncStatus({ state: 'keyRefused', reason: '401' }))).toBe(
+      'Der Server weist diese Kasse ab — prüfen Sie Schlüssel und Adresse in den Einstellungen',
+    );
+    expect(describeCommand({ kind: 'cancelOrder', orderId: 12 })).toBe('Bestellung 12 stornieren');
+
+    speak('es');
+    expect(unsentText({ pending: 1, attention: 0 })).toMatch(/^1 venta o cambio de stock aún no ha llegado al servidor\. /);
+    expect(syncText(syncStatus({ state: 'copying', done: 1, total: null }))).toBe('Copiando la tienda… 1 mascota');
+    expect(describeCommand({ kind: 'completeOrder', orderId: 12 })).toBe('Completar el pedido 12');
+    expectNoMissingKeys();
+  });
+
 });
