@@ -1,6 +1,7 @@
 // The window's language: English, German or Spanish, as the system's or as chosen in
-// Settings (kept with the theme in the app's preferences, which the native menu and the
-// notifications read too). Texts come from src/locales through i18next; dates, numbers and
+// Settings (kept with the theme in the app's preferences, lib/preferences.ts, which the
+// native menu and the notifications read too). This module only shows a language: it
+// imports nothing of the app's, so anything (errors.ts, api.ts) may use `t`. Texts come from src/locales through i18next; dates, numbers and
 // money go through `Intl` in `i18n.locale`, the system's own region when it speaks the
 // language shown ("de-AT" on an Austrian till), the language alone otherwise.
 //
@@ -11,7 +12,6 @@ import i18next, { type TFunction } from 'i18next';
 import { MESSAGES } from '../locales';
 import type { Language } from './bindings/Language';
 import type { LanguageChoice } from './bindings/LanguageChoice';
-import { readPreferences, savePreference } from './preferences';
 
 export type { Language, LanguageChoice };
 
@@ -103,17 +103,6 @@ class I18n {
     this.language = language;
     this.locale = localeFor(language, tags);
     if (typeof document !== 'undefined') document.documentElement.lang = this.locale;
-  }
-
-  /** The saved choice, shown; called once before the first screen. */
-  async load(): Promise<void> {
-    this.apply((await readPreferences()).language);
-  }
-
-  /** Shows `choice` at once and saves it; a failed save is thrown (the choice still shows). */
-  async choose(choice: LanguageChoice): Promise<void> {
-    this.apply(choice);
-    await savePreference({ language: choice });
   }
 
   /** The system's language: what "System" in Settings stands for. */

@@ -2,7 +2,9 @@
 // (`get_preferences` / `save_preferences`). Each is chosen on its own in Settings; a save
 // writes both, the other as last read or saved, so choosing one never resets the other.
 import { getPreferences, savePreferences } from './api';
+import type { LanguageChoice } from './bindings/LanguageChoice';
 import type { UiPreferences } from './bindings/UiPreferences';
+import { i18n } from './i18n.svelte';
 
 const SYSTEM: UiPreferences = { theme: 'system', language: 'system' };
 let known = SYSTEM;
@@ -24,4 +26,15 @@ export async function savePreference(change: Partial<UiPreferences>): Promise<vo
   const next = { ...known, ...change };
   await savePreferences(next);
   known = next;
+}
+
+/** The saved language, shown; called once before the first screen. */
+export async function loadLanguage(): Promise<void> {
+  i18n.apply((await readPreferences()).language);
+}
+
+/** Shows `choice` at once and saves it; a failed save is thrown (the choice still shows). */
+export async function chooseLanguage(choice: LanguageChoice): Promise<void> {
+  i18n.apply(choice);
+  await savePreference({ language: choice });
 }
