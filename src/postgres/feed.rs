@@ -64,11 +64,13 @@ pub(super) async fn bounds(c: &impl GenericClient) -> Result<FeedBounds> {
 pub(super) async fn purge(c: &mut deadpool_postgres::Object, before: Timestamp) -> Result<u64> {
     let tx = c.transaction().await.map_err(pg)?;
     // Among the oldest numbered rows only: those before `before` are a prefix of the feed.
-    // The newest always stays, as on SQLite (where the next number depends on it).
+    // The newest always stays, as on SQLite (where the next number depends on it). Two
+    // conditions, not `least(..)`: PostgreSQL's LEAST ignores a NULL, so with nothing old
+    // it purged all but the newest change.
     let sql = "WITH oldest AS (SELECT seq, at FROM changes WHERE seq IS NOT NULL ORDER BY seq LIMIT $2),
                     gone AS (DELETE FROM changes
-                             WHERE seq <= least((SELECT max(seq) FROM oldest WHERE at < $1),
-                                                (SELECT max(seq) FROM changes) - 1)
+                             WHERE seq <= (SELECT max(seq) FROM oldest WHERE at < $1)
+                               AND seq < (SELECT max(seq) FROM changes)
                              RETURNING seq)
                UPDATE change_horizon SET purged_through = greatest(purged_through, (SELECT max(seq) FROM gone))
                WHERE id = 1 AND EXISTS (SELECT 1 FROM gone)
