@@ -217,7 +217,7 @@ test('the theme: Settings switches the colours at once, and the choice survives 
     assert.notEqual(dark.text, light.text);
     await screenshot(app.browser, 'settings-dark');
     const saved = JSON.parse(fs.readFileSync(path.join(dataDir, 'settings.json'), 'utf8'));
-    assert.deepEqual(saved.ui, { theme: 'dark' });
+    assert.deepEqual(saved.ui, { theme: 'dark', language: 'system' }, 'the theme saved, the language left as it was');
 
     await app.close();
     app = await launchApp('desktop-theme-restart', { dataDir, apiPort: app.apiPort });
