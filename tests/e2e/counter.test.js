@@ -15,6 +15,7 @@ import {
   navigate,
   probe,
   restClient,
+  scan,
   screenshot,
   sel,
   tempDir,
@@ -26,20 +27,6 @@ import {
 } from './helpers.js';
 
 const BARCODE = '4006381333931';
-
-/**
- * What a USB scanner does: the code's keys, then Enter, a few milliseconds apart, into
- * whatever has the focus (nothing, here). Each key pressed and released explicitly:
- * `browser.keys` loses the second of two equal keys in a row on WebKitWebDriver.
- */
-async function scan(browser, code) {
-  await browser.executeScript('document.activeElement && document.activeElement.blur()', []);
-  const keys = [...code, '\uE007'].flatMap((value) => [
-    { type: 'keyDown', value },
-    { type: 'keyUp', value },
-  ]);
-  await browser.performActions([{ type: 'key', id: 'scanner', actions: keys }]);
-}
 
 test('the counter: a scan sells, the receipt, the day\'s takings, an import refused', { timeout: TEST_TIMEOUT_MS }, async () => {
   const app = await launchApp('counter');

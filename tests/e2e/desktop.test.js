@@ -14,6 +14,7 @@ import { test } from 'node:test';
 import {
   ARTIFACTS,
   HERE,
+  KEY,
   SCREENS,
   TEST_TIMEOUT_MS,
   click,
@@ -23,6 +24,7 @@ import {
   overflowing,
   probe,
   restClient,
+  scan,
   screenshot,
   sel,
   tempDir,
@@ -35,13 +37,7 @@ import {
 const BARCODE = '4006381333931';
 const AXE_SOURCE = fs.readFileSync(path.join(HERE, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
 
-// WebDriver key codes.
-const CONTROL = '\uE009';
-const SHIFT = '\uE008';
-const TAB = '\uE004';
-const ENTER = '\uE007';
-const ESCAPE = '\uE00C';
-const ARROW_DOWN = '\uE015';
+const { CONTROL, SHIFT, TAB, ENTER, ESCAPE, ARROW_DOWN } = KEY;
 
 /** Presses keys together (the first ones held, as Ctrl+2), then lets them go. */
 function press(browser, ...keys) {
@@ -52,16 +48,6 @@ function press(browser, ...keys) {
       actions: [...keys.map((value) => ({ type: 'keyDown', value })), ...keys.reverse().map((value) => ({ type: 'keyUp', value }))],
     },
   ]);
-}
-
-/** What a USB scanner does: the code's keys a few milliseconds apart, then Enter, into the page. */
-async function scan(browser, code) {
-  await browser.executeScript('document.activeElement && document.activeElement.blur()', []);
-  const keys = [...code, ENTER].flatMap((value) => [
-    { type: 'keyDown', value },
-    { type: 'keyUp', value },
-  ]);
-  await browser.performActions([{ type: 'key', id: 'scanner', actions: keys }]);
 }
 
 /** The focused element: its id, testid, whether it is inside the open dialog, and its ring. */

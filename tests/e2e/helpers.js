@@ -747,6 +747,30 @@ export function writeFigures(file, lines) {
 
 export const sel = (testid) => `[data-testid="${testid}"]`;
 
+/** WebDriver key codes. */
+export const KEY = {
+  CONTROL: '\uE009',
+  SHIFT: '\uE008',
+  TAB: '\uE004',
+  ENTER: '\uE007',
+  ESCAPE: '\uE00C',
+  ARROW_DOWN: '\uE015',
+};
+
+/**
+ * What a USB scanner does: the code's keys, then Enter, a few milliseconds apart, into the
+ * page (nothing focused). Each key pressed and released explicitly: `browser.keys` loses
+ * the second of two equal keys in a row on WebKitWebDriver.
+ */
+export async function scan(browser, code) {
+  await browser.executeScript('document.activeElement && document.activeElement.blur()', []);
+  const keys = [...code, KEY.ENTER].flatMap((value) => [
+    { type: 'keyDown', value },
+    { type: 'keyUp', value },
+  ]);
+  await browser.performActions([{ type: 'key', id: 'scanner', actions: keys }]);
+}
+
 /** The app's screens, in the menu's order. */
 export const SCREENS = ['pets', 'orders', 'sales', 'inventory', 'categories', 'settings'];
 

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import { test } from 'node:test';
 
 import {
+  KEY,
   SCREENS,
   TEST_TIMEOUT_MS,
   choose,
@@ -26,7 +27,7 @@ import {
   waitGone,
 } from './helpers.js';
 
-const ESCAPE = '\uE00C';
+const { ESCAPE } = KEY;
 
 // Each language named in itself in the switch, as a clerk who cannot read the one shown finds it.
 const LANGUAGES = {
