@@ -3,7 +3,8 @@ import { mount } from 'svelte';
 import App from './App.svelte';
 import { startupFailure } from './lib/api';
 import { followMenu } from './lib/menu';
-import { loadLanguage } from './lib/preferences';
+import { i18n } from './lib/i18n.svelte';
+import { readPreferences } from './lib/preferences';
 import { theme } from './lib/theme.svelte';
 import './styles/app.css';
 
@@ -18,7 +19,9 @@ async function start() {
   // The saved theme and language before the first paint of a screen, so a dark till never
   // flashes white nor a German one English (after a failed start there are none saved to
   // read: the system's).
-  await Promise.all([theme.load(), loadLanguage()]);
+  const saved = await readPreferences();
+  theme.apply(saved.theme);
+  i18n.apply(saved.language);
   const target = document.getElementById('app')!;
   // A failed start shows why instead of the shop (src-tauri/src/startup.rs).
   const failure = await startupFailure();

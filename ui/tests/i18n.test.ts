@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { mockBackend } from '../src/dev/mockBackend';
 import { formatMoney, formatNumber } from '../src/lib/format';
 import { i18n, LANGUAGES, localeFor, missingKeys, systemLanguage, t } from '../src/lib/i18n.svelte';
-import { loadLanguage } from '../src/lib/preferences';
+import { readPreferences } from '../src/lib/preferences';
 import { MESSAGES } from '../src/locales';
 import AppearancePanel from '../src/screens/settings/AppearancePanel.svelte';
 import { resetLanguageAfterEach } from './languages';
@@ -142,7 +142,7 @@ describe('the language', () => {
         return preferences;
       },
     });
-    await loadLanguage();
+    i18n.apply((await readPreferences()).language);
     render(AppearancePanel);
     await userEvent.selectOptions(screen.getByTestId('language'), 'de');
     await waitFor(() => expect(screen.getByText('Darstellung')).toBeInTheDocument());

@@ -3,6 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { mockBackend, reject } from '../src/dev/mockBackend';
+import { readPreferences } from '../src/lib/preferences';
 import { theme } from '../src/lib/theme.svelte';
 import AppearancePanel from '../src/screens/settings/AppearancePanel.svelte';
 
@@ -38,7 +39,7 @@ describe('theme', () => {
   it('follows the system until one is chosen, also when the system switches', async () => {
     const system = fakeSystem(true);
     mockBackend({ get_preferences: () => ({ theme: 'system' }) });
-    await theme.load();
+    theme.apply((await readPreferences()).theme);
     expect(shown()).toBe('dark');
     system.set(false);
     expect(shown()).toBe('light');
@@ -54,12 +55,12 @@ describe('theme', () => {
   it('shows the saved choice before anything else, and the system when it cannot be read', async () => {
     fakeSystem(false);
     mockBackend({ get_preferences: () => ({ theme: 'dark' }) });
-    await theme.load();
+    theme.apply((await readPreferences()).theme);
     expect(shown()).toBe('dark');
     expect(theme.choice).toBe('dark');
 
     mockBackend({ get_preferences: reject('internal', 'settings.json: permission denied', 500) });
-    await theme.load();
+    theme.apply((await readPreferences()).theme);
     expect(theme.choice).toBe('system');
     expect(shown()).toBe('light');
   });

@@ -28,11 +28,6 @@ export async function savePreference(change: Partial<UiPreferences>): Promise<vo
   known = next;
 }
 
-/** The saved language, shown; called once before the first screen. */
-export async function loadLanguage(): Promise<void> {
-  i18n.apply((await readPreferences()).language);
-}
-
 /** Shows `choice` at once and saves it; a failed save is thrown (the choice still shows). */
 export async function chooseLanguage(choice: LanguageChoice): Promise<void> {
   i18n.apply(choice);

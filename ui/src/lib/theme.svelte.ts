@@ -3,7 +3,7 @@
 // on <html>, always "light" or "dark", which styles/app.css turns into colours. "System"
 // follows `prefers-color-scheme`, also when the system switches while the app is open.
 import type { ThemeChoice } from './bindings/ThemeChoice';
-import { readPreferences, savePreference } from './preferences';
+import { savePreference } from './preferences';
 
 export const THEME_CHOICES: readonly ThemeChoice[] = ['system', 'light', 'dark'];
 
@@ -42,16 +42,6 @@ class Theme {
   #show(look: 'light' | 'dark') {
     this.look = look;
     document.documentElement.dataset.theme = look;
-  }
-
-  /**
-   * The saved choice, shown; called once before the first screen, so the window does not
-   * flash light before going dark. Unreadable, it is the system's look: a colour is never
-   * worth a till that does not open.
-   */
-  async load(): Promise<void> {
-    this.apply('system');
-    this.apply((await readPreferences()).theme);
   }
 
   /** Shows `choice` at once and saves it; a failed save is thrown (the choice still shows). */
