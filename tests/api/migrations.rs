@@ -133,3 +133,33 @@ fn a_real_newer_database_in_wal_mode_is_refused_byte_for_byte() {
     assert_eq!(std::fs::read(&path).unwrap(), before, "not one byte changed");
     assert_eq!(files(dir.path()), ["petstore.db"], "no -wal or -shm left behind");
 }
+
+/// Every order writes two changes (its own and its pet's stock) through the feed's
+/// triggers. A CHECK of `x IN (a, b, c)` would build a temporary b-tree of the list for each
+/// of them (migrations/sqlite/0011 says what that cost); the checks compare in line, and
+/// still refuse what they should.
+#[test]
+fn the_change_feeds_checks_build_no_temporary_b_tree_and_still_refuse_unknown_names() {
+    let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+    migrations().to_latest(&mut conn).unwrap();
+    let legacy: i64 = conn.pragma_query_value(None, "legacy_alter_table", |r| r.get(0)).unwrap();
+    assert_eq!(legacy, 0, "0011 turns legacy_alter_table back off");
+
+    let insert =
+        "INSERT INTO changes (entity, entity_id, action, at) VALUES (?1, 7, ?2, '2026-11-24T00:00:00Z')";
+    let mut explain = conn.prepare(&format!("EXPLAIN {insert}")).unwrap();
+    let opcodes: Vec<String> =
+        explain.query_map(["order", "created"], |r| r.get(1)).unwrap().map(Result::unwrap).collect();
+    assert!(opcodes.iter().any(|op| op == "Insert"), "{opcodes:?}");
+    assert!(!opcodes.iter().any(|op| op == "OpenEphemeral"), "a temporary b-tree per change: {opcodes:?}");
+
+    for (entity, action) in
+        [("pet", "created"), ("inventory", "updated"), ("order", "deleted"), ("shop", "reset")]
+    {
+        conn.execute(insert, [entity, action]).unwrap();
+    }
+    for (entity, action) in [("pets", "created"), ("order", "sold"), ("", "created")] {
+        let refused = conn.execute(insert, [entity, action]).unwrap_err();
+        assert!(refused.to_string().contains("CHECK constraint failed"), "{entity}/{action}: {refused}");
+    }
+}

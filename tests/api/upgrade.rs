@@ -200,6 +200,18 @@ const FIXTURES: &[Fixture] = &[
         changes: 264,
         ..SHOP
     },
+    // The feed's table made again with checks that build no temporary b-tree (schema 11).
+    Fixture {
+        version: 11,
+        keys: &named_keys(
+            "psk_758e281dc1dac439b146002956a23dd4c6fa42160d15de28e86d04ad8a5c9113",
+            "psk_2972f4a4bd40985256f30e5f324a5cc0aec99f62af9e19cbb5c328146fbff560",
+            "psk_74471e6ab5cb9a4ab8091409f0615e20d6f009c59920d3cbee1f7b5344ce8171",
+            "psk_1b03f934296c6d6985b66cdefb5df72a062f4fa323db505b5a4ee523be510aaa",
+        ),
+        changes: 264,
+        ..SHOP
+    },
 ];
 
 fn fixtures_dir() -> PathBuf {
@@ -241,6 +253,7 @@ upgrades!(
     from_schema_8: 8,
     from_schema_9: 9,
     from_schema_10: 10,
+    from_schema_11: 11,
 );
 
 #[test]

@@ -571,6 +571,25 @@ def orders(db: Path, key: str) -> Orders:
     return Orders(Load(measured, rss, problems), created_per_sec, created, refused, in_db, checks)
 
 
+def orders_only() -> int:
+    """`run.py --only-orders`: the fsync ceiling, the seed of 100,000 pets and the SQLite
+    orders on a fresh copy of it, printed and judged in about a minute (BENCHMARKS.md is
+    left alone): for comparing two builds back to back."""
+    small, orders_db = WORK / f"pets-{SMALL}.db", WORK / f"orders-{SMALL}.db"
+    fsync = fsync_ceiling()
+    seed(small, SMALL)
+    copy_db(small, orders_db)
+    o = orders(orders_db, api_key(orders_db))
+    w = o.load.wrk
+    ok = o.created_per_sec >= ORDERS_PER_SEC and not o.load.problems and all(c[1] for c in o.checks)
+    say(f"POST /store/orders: {o.created_per_sec:,.0f} 201s/s, p50 {w.p50_ms:.2f} ms, p99 {w.p99_ms:.1f} ms; "
+        f"fsync ceiling {fsync:,.0f}/s ({o.created_per_sec / fsync:.1f} x); target >= {ORDERS_PER_SEC:,}: "
+        f"{'met' if ok else 'MISSED'}{'; ' + '; '.join(o.load.problems) if o.load.problems else ''}")
+    for name, good, detail in o.checks:
+        say(f"  {name}: {'yes' if good else 'NO'} ({detail})")
+    return 0 if ok else 1
+
+
 def app_figures(db_1m: Path) -> dict:
     if not APP_BENCH.exists():
         raise BenchError(f"{APP_BENCH.relative_to(ROOT)} does not exist yet: no app figures")
@@ -1092,13 +1111,18 @@ def main() -> int:
                         help="measure only the CSV export and import figures (and the seeds they need), both engines")
     parser.add_argument("--only-pg-orders", action="store_true",
                         help="measure only POST /store/orders on one PostgreSQL replica against pgbench -N")
+    parser.add_argument("--only-orders", action="store_true",
+                        help="measure only POST /store/orders on SQLite against the fsync ceiling (and the seed it needs)")
     parser.add_argument("--only-pg-page", action="store_true",
                         help="measure only the PostgreSQL filtered page (and the seed it needs)")
     args = parser.parse_args()
 
     wall = time.monotonic()
     LOGS.mkdir(parents=True, exist_ok=True)
-    build(args.skip_criterion or args.only_pg_page or args.only_pg_reads or args.only_csv or args.only_pg_orders)
+    build(args.skip_criterion or args.only_pg_page or args.only_pg_reads or args.only_csv or args.only_pg_orders
+          or args.only_orders)
+    if args.only_orders:
+        return orders_only()
     if args.only_pg_page:
         return postgres.page_only()
     if args.only_pg_reads:

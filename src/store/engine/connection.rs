@@ -22,6 +22,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/sqlite/0008_change_feed.sql")),
     M::up(include_str!("../../../migrations/sqlite/0009_the_counter.sql")),
     M::up(include_str!("../../../migrations/sqlite/0010_orders_kept.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0011_change_checks_without_lists.sql")),
 ];
 
 /// The schema version this binary writes (SQLite `user_version`).

@@ -50,6 +50,7 @@
 //!
 //! | mechanism | where | measured gain | how to switch it off |
 //! | --- | --- | --- | --- |
+//! | the change feed's checks compare in line, not `IN (a, b, c)` (no temporary b-tree per change, whose freed pages glibc gave back to the system and faulted in again) | migration 0011 | orders 9,000-12,000/s in some runs and 20,000-25,000 in others (by where the writer's heap ended) → 21,000-23,000 in every run | write the checks as IN lists |
 //! | kept pet counts, by triggers in the same transaction | `counts.rs`, migration 0004 | `X-Total-Count` costs a few rows at any size | count in `paging::page` (no `KeptList`) |
 //! | the Pets screen's list read from one covering index | migration 0006, `pets.rs` | no table look-up per row of a filtered page | drop the index |
 //! | deep pages start from a bookmark | `paging/bookmarks.rs`, migration 0007 | a deep page at 1M pets 13.1 → 0.48 ms; every 20th row 118 vs 137 µs against every 100th | `KeptList { bookmarks: None }` |
