@@ -37,25 +37,28 @@ pub(super) async fn list(
             StockLevel::MAX + 1
         )));
     }
+    // The stock order is `stock_order`'s (migrations/postgres/0007): `o` walks it in order,
+    // `q` is each pet's row.
     let mut w = Filter::default();
     let mut counted = String::new();
     if let [status] = filter.statuses[..] {
         // `=`, not `= ANY`, as in pets.rs.
-        w.and("status = $?", status.as_str());
+        w.and("q.status = $?", status.as_str());
         counted = format!("WHERE status = ${}", w.params.len());
     } else if !filter.statuses.is_empty() {
         let statuses: Vec<String> = filter.statuses.iter().map(|s| s.as_str().to_owned()).collect();
-        w.and("status = ANY($?)", statuses);
+        w.and("q.status = ANY($?)", statuses);
         counted = format!("WHERE status = ANY(${})", w.params.len());
     }
     if let Some(below) = filter.below_quantity {
-        w.and("stock < $?", below);
+        w.and("o.level < $?", below);
     }
+    let from = "stock_order o JOIN pets q ON q.id = o.pet";
     // Without "below" the count is the kept one, by status.
     let total = if filter.below_quantity.is_none() {
         format!("SELECT coalesce(sum(pets), 0) FROM pet_counts {counted}")
     } else {
-        format!("SELECT count(*) FROM pets {}", w.sql())
+        format!("SELECT count(*) FROM {from} {}", w.sql())
     };
     let where_sql = w.sql();
     let limit = limit_offset(&mut w, page);
@@ -64,7 +67,7 @@ pub(super) async fn list(
         total,
         page: format!(
             "SELECT q.id, q.name, q.status, q.stock, q.stock_updated_at
-             FROM (SELECT id FROM pets {where_sql} ORDER BY stock, id {limit}) k JOIN pets q ON q.id = k.id"
+             FROM {from} {where_sql} ORDER BY o.level, o.pet {limit}"
         ),
         order: "p.stock, p.id",
     };

@@ -16,6 +16,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0004_pet_counts_per_statement.sql"),
     include_str!("../../migrations/postgres/0005_lighter_orders.sql"),
     include_str!("../../migrations/postgres/0006_orders_kept.sql"),
+    include_str!("../../migrations/postgres/0007_stock_order.sql"),
 ];
 
 /// The schema version this Petstore makes and understands.

@@ -20,7 +20,7 @@ use crate::domain::{Name, Timestamp};
 use crate::error::Result;
 
 /// From this many pets on, the indexes are rebuilt after the load instead of updated row by
-/// row, and the counts taken once instead of by a trigger per row.
+/// row, and the counts and the stock order taken once instead of by triggers.
 const REBUILD_INDEXES_FROM: u64 = 100_000;
 
 pub(super) async fn seed(
@@ -75,11 +75,14 @@ pub(super) async fn seed(
     writer.finish().await.map_err(pg)?;
 
     if rebuild {
-        // Every count taken anew, as the triggers would have kept them row by row.
+        // Every count and the stock order taken anew, as the triggers would have kept them
+        // row by row.
         tx.batch_execute(
             "DELETE FROM pet_counts;
              INSERT INTO pet_counts (category_id, status, pets)
              SELECT coalesce(category_id, 0), status, count(*) FROM pets GROUP BY 1, 2;
+             DELETE FROM stock_order;
+             INSERT INTO stock_order (level, pet) SELECT stock, id FROM pets ORDER BY stock, id;
              SET LOCAL maintenance_work_mem = '256MB';",
         )
         .await
@@ -97,7 +100,7 @@ pub(super) async fn seed(
     if rebuild {
         // Statistics for the planner, and the visibility map that lets a page of a list
         // be read from its index alone; outside the transaction, as VACUUM must be.
-        client.batch_execute("VACUUM (ANALYZE) pets, pet_counts").await.map_err(pg)?;
+        client.batch_execute("VACUUM (ANALYZE) pets, pet_counts, stock_order").await.map_err(pg)?;
     }
     Ok(SeedReport { categories: category_ids.len() as u64, pets })
 }
