@@ -94,12 +94,12 @@ def pgbench_init(pg: Postgres) -> None:
               timeout=600)
 
 
-def pgbench(pg: Postgres, tag: str = "") -> float:
+def pgbench(pg: Postgres, round_name: str) -> float:
     """`pgbench -N` (simple update: UPDATE, SELECT, INSERT per transaction, no contended
     branch rows), 64 clients, 2 threads, the same seconds as every wrk run; its tps."""
     out = bench.run(
         [PG_BIN / "pgbench", "-N", "-c", bench.CONNECTIONS, "-j", bench.THREADS, "-T", bench.SECONDS, pg.url("pgbench")],
-        log=bench.LOGS / f"pgbench{tag}.log",
+        log=bench.LOGS / f"pgbench{round_name}.log",
         timeout=bench.SECONDS + 120,
     )
     found = re.search(r"^tps = ([\d.]+) \(without initial connection time\)", out, re.MULTILINE)
