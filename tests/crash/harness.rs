@@ -341,8 +341,8 @@ enum Outcome {
 /// What every client of a round shares.
 struct Load {
     key: String,
-    /// Set just before the kill: a request sent before it and left uncertain was cut off by
-    /// the kill; a 5xx answered after it (by a server that outlives the kill) is uncertain.
+    /// Set just before the kill: a 5xx answered after it (by a server that outlives the
+    /// kill) is uncertain, and was cut off by the kill if it was sent before.
     killing: AtomicBool,
     outlives_the_kill: bool,
     round: Mutex<Round>,
@@ -351,21 +351,26 @@ struct Load {
 impl Load {
     async fn request(&self, request: reqwest::RequestBuilder) -> Outcome {
         let sent_before_the_kill = !self.killing.load(Ordering::SeqCst);
-        let outcome = match send(&self.key, request).await {
+        match send(&self.key, request).await {
             Err(Unanswered::Refused) => Outcome::NotSent,
-            Err(Unanswered::CutOff) => Outcome::Uncertain,
-            // A server whose database died under it can say no more than that.
+            // Only the kill breaks connections (a power cut may come a few syncs after it
+            // was asked for: a request sent meanwhile is cut off by it too).
+            Err(Unanswered::CutOff) => {
+                self.round.lock().unwrap().in_flight += 1;
+                Outcome::Uncertain
+            }
+            // A server whose database died under it can say no more than that; a request
+            // sent once the kill had begun may have found the database gone already.
             Ok((status, _))
                 if status >= 500 && self.outlives_the_kill && self.killing.load(Ordering::SeqCst) =>
             {
+                if sent_before_the_kill {
+                    self.round.lock().unwrap().in_flight += 1;
+                }
                 Outcome::Uncertain
             }
             Ok((status, body)) => Outcome::Answered(status, body),
-        };
-        if matches!(outcome, Outcome::Uncertain) && sent_before_the_kill {
-            self.round.lock().unwrap().in_flight += 1;
         }
-        outcome
     }
 }
 
