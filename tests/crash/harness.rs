@@ -178,7 +178,7 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
         let label = if quiet_in_a_row == 0 {
             format!("round {round}")
         } else {
-            format!("round {round} (run again {quiet_in_a_row} times)")
+            format!("round {round}, attempt {}", quiet_in_a_row + 1)
         };
         runtime.block_on(restock(&http, &bases[0], &key, &pets, settings.restock, &mut ledger));
         let kill_after = settings.kill_after.0

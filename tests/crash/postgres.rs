@@ -5,7 +5,10 @@
 //! - a replica killed with SIGKILL (PostgreSQL goes on); the snapshot waits until every
 //!   session the dead replica had in PostgreSQL has ended (`pg_stat_activity`): a
 //!   statement it sent may still commit after the kill, and until it has, what the
-//!   database holds is not settled;
+//!   database holds is not settled. In every other round another session holds one pet's
+//!   row locked (`FOR UPDATE`) from the start of the load until [`LOCK_HELD`] later, past
+//!   the kill, as a slow transaction of another replica would: the dead replica's
+//!   statements waiting on it commit after the kill;
 //! - the replica killed, and PostgreSQL with it by `pg_ctl -m immediate` (the postmaster
 //!   and its children quit at once, no checkpoint: the next start replays the WAL, as
 //!   after a crash of the database machine);
@@ -46,6 +49,10 @@ const SESSIONS_END_WITHIN: Duration = Duration::from_secs(60);
 /// A session of the dead replica that outlived it by more than this is told of.
 const LINGERED: Duration = Duration::from_millis(200);
 
+/// How long the lock of a round of [`Kill::Replica`] is held from the start of its load:
+/// past the kill (0.1 to 0.9 s into the load).
+const LOCK_HELD: Duration = Duration::from_millis(1500);
+
 struct Replicas {
     postgres: Server,
     db: TestDatabase,
@@ -58,6 +65,9 @@ struct Replicas {
     lingered: Option<(Duration, usize)>,
     /// The longest of those over the run.
     longest: Duration,
+    /// Loads started, and the session holding a pet's row in this one, if it does.
+    loads: usize,
+    lock: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Replicas {
@@ -65,7 +75,17 @@ impl Replicas {
         let postgres = Server::start(Options::durable());
         let db = postgres.database();
         let dir = tempfile::tempdir().unwrap();
-        Self { postgres, db, kill, dir, children: Vec::new(), lingered: None, longest: Duration::ZERO }
+        Self {
+            postgres,
+            db,
+            kill,
+            dir,
+            children: Vec::new(),
+            lingered: None,
+            longest: Duration::ZERO,
+            loads: 0,
+            lock: None,
+        }
     }
 
     fn log(&self) -> PathBuf {
@@ -127,8 +147,10 @@ impl Replicas {
     /// Waits until no session of the killed replica is left in PostgreSQL: each ends when
     /// its backend, done with its statement, finds the connection closed.
     fn until_sessions_end(&mut self) {
-        const SESSIONS: &str = "SELECT pid, state, now() - query_start, left(query, 120) FROM pg_stat_activity
-            WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()";
+        const SESSIONS: &str =
+            "SELECT pid, state, now() - query_start, left(query, 120) FROM pg_stat_activity
+            WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid()
+              AND application_name <> 'crash-test-lock'";
         let killed = Instant::now();
         let mut at_kill = None;
         loop {
@@ -147,9 +169,28 @@ impl Replicas {
             std::thread::sleep(Duration::from_millis(20));
         }
         let lingered = killed.elapsed();
+        if let Some(lock) = self.lock.take() {
+            lock.join().expect("the session holding a pet's row");
+        }
         self.longest = self.longest.max(lingered);
         self.lingered = Some((lingered, at_kill.unwrap_or(0)));
     }
+}
+
+/// Locks the row of the pet with the smallest id for `held`, in a transaction of its own.
+fn hold_a_pet(url: &str, held: Duration) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let (client, connection) =
+            tokio_postgres::connect(url, tokio_postgres::NoTls).await.expect("a session");
+        tokio::spawn(connection);
+        client
+            .batch_execute("BEGIN; SELECT 1 FROM pets WHERE id = (SELECT min(id) FROM pets) FOR UPDATE")
+            .await
+            .unwrap();
+        tokio::time::sleep(held).await;
+        client.batch_execute("COMMIT").await.unwrap();
+    });
 }
 
 /// The last lines of the replicas' log.
@@ -181,6 +222,16 @@ impl Target for Replicas {
             self.children = (0..replicas).map(|_| self.spawn()).collect();
         }
         (self.children.iter().map(|(_, base)| base.clone()).collect(), KEY.to_owned())
+    }
+
+    /// In every other round of [`Kill::Replica`], a session that locks one pet's row for
+    /// [`LOCK_HELD`].
+    fn load_started(&mut self) {
+        self.loads += 1;
+        if self.kill == Kill::Replica && self.loads % 2 == 0 {
+            let url = format!("{}?application_name=crash-test-lock", self.db.url);
+            self.lock = Some(std::thread::spawn(move || hold_a_pet(&url, LOCK_HELD)));
+        }
     }
 
     fn kill(&mut self) {
