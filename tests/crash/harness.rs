@@ -129,6 +129,9 @@ pub struct Figures {
     /// Requests sent before a kill and left without an answer by it, and of the
     /// placements among them, those committed.
     pub in_flight: usize,
+    /// Of the requests the kill left uncertain, those a server that outlived it answered
+    /// with a 5xx (its database died under it).
+    pub server_errors: usize,
     pub committed_unacknowledged: usize,
     /// Rounds run again because their kill cut no request off.
     pub redone: usize,
@@ -197,6 +200,7 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
         figures.acknowledged += round_figures.acknowledged;
         figures.changed += round_figures.changed;
         figures.in_flight += round_figures.in_flight;
+        figures.server_errors += round_figures.server_errors;
         figures.refused += round_figures.refused;
         merge(&mut ledger, round_figures.ledger);
 
@@ -255,7 +259,8 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
         "crash test ({}): {} rounds survived, each cutting requests off ({} more run again: their kill cut nothing \
          off); {} placements acknowledged, {} of them cancelled by acknowledged requests, {} expected and {} found, \
          {} lost; {} quantity changes, {} completions; {} requests cut off by a kill, {} placements among them had \
-         committed; {} refusals (409); slowest restart {} ms",
+         committed; {} requests answered 5xx by a server whose database the kill stopped; {} refusals (409); slowest \
+         restart {} ms",
         target.name(),
         figures.rounds,
         figures.redone,
@@ -268,6 +273,7 @@ pub fn run(target: &mut dyn Target, settings: &Settings) -> Figures {
         figures.completed,
         figures.in_flight,
         figures.committed_unacknowledged,
+        figures.server_errors,
         figures.refused,
         figures.max_restart.as_millis()
     );
@@ -325,6 +331,7 @@ struct Round {
     acknowledged: usize,
     changed: usize,
     in_flight: usize,
+    server_errors: usize,
     refused: usize,
     ledger: Ledger,
 }
@@ -364,8 +371,10 @@ impl Load {
             Ok((status, _))
                 if status >= 500 && self.outlives_the_kill && self.killing.load(Ordering::SeqCst) =>
             {
+                let mut round = self.round.lock().unwrap();
+                round.server_errors += 1;
                 if sent_before_the_kill {
-                    self.round.lock().unwrap().in_flight += 1;
+                    round.in_flight += 1;
                 }
                 Outcome::Uncertain
             }
@@ -504,6 +513,7 @@ async fn load(
             acknowledged: 0,
             changed: 0,
             in_flight: 0,
+            server_errors: 0,
             refused: 0,
             ledger: Ledger::default(),
         }),

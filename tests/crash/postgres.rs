@@ -68,6 +68,9 @@ struct Replicas {
     /// Loads started, and the session holding a pet's row in this one, if it does.
     loads: usize,
     lock: Option<std::thread::JoinHandle<()>>,
+    /// In kind [`Kill::PostgresUnderReplicas`], how long PostgreSQL took to start again
+    /// (with its recovery), and the replicas to serve after that.
+    back: Option<(Duration, Duration)>,
 }
 
 impl Replicas {
@@ -85,6 +88,7 @@ impl Replicas {
             longest: Duration::ZERO,
             loads: 0,
             lock: None,
+            back: None,
         }
     }
 
@@ -212,11 +216,14 @@ impl Target for Replicas {
     }
 
     fn start(&mut self) -> (Vec<String>, String) {
+        let started = Instant::now();
         if !self.postgres_running() {
             self.postgres.restart();
         }
         if self.kill == Kill::PostgresUnderReplicas && !self.children.is_empty() {
+            let restarted = started.elapsed();
             self.until_serving();
+            self.back = Some((restarted, started.elapsed() - restarted));
         } else {
             let replicas = if self.kill == Kill::PostgresUnderReplicas { 2 } else { 1 };
             self.children = (0..replicas).map(|_| self.spawn()).collect();
@@ -281,6 +288,13 @@ impl Target for Replicas {
     }
 
     fn check(&mut self, round: usize) {
+        if let Some((postgres, replicas)) = self.back.take() {
+            println!(
+                "  round {round}: PostgreSQL back in {} ms, both replicas serving {} ms after that",
+                postgres.as_millis(),
+                replicas.as_millis()
+            );
+        }
         if let Some((lingered, sessions)) = self.lingered.take()
             && lingered > LINGERED
         {
