@@ -349,15 +349,20 @@ enum Outcome {
 struct Load {
     key: String,
     /// Set just before the kill: a 5xx answered after it (by a server that outlives the
-    /// kill) is uncertain, and was cut off by the kill if it was sent before.
+    /// kill) is uncertain.
     killing: AtomicBool,
     outlives_the_kill: bool,
+    /// When each request answered so was sent, and when the first such answer came: the
+    /// database was gone by then, so a request sent before it was in flight when it died
+    /// (the kill takes a while to stop a database: requests sent as it began often come
+    /// back answered).
+    server_errors: Mutex<(Vec<Instant>, Option<Instant>)>,
     round: Mutex<Round>,
 }
 
 impl Load {
     async fn request(&self, request: reqwest::RequestBuilder) -> Outcome {
-        let sent_before_the_kill = !self.killing.load(Ordering::SeqCst);
+        let sent = Instant::now();
         match send(&self.key, request).await {
             Err(Unanswered::Refused) => Outcome::NotSent,
             // Only the kill breaks connections (a power cut may come a few syncs after it
@@ -366,16 +371,13 @@ impl Load {
                 self.round.lock().unwrap().in_flight += 1;
                 Outcome::Uncertain
             }
-            // A server whose database died under it can say no more than that; a request
-            // sent once the kill had begun may have found the database gone already.
+            // A server whose database died under it can say no more than that.
             Ok((status, _))
                 if status >= 500 && self.outlives_the_kill && self.killing.load(Ordering::SeqCst) =>
             {
-                let mut round = self.round.lock().unwrap();
-                round.server_errors += 1;
-                if sent_before_the_kill {
-                    round.in_flight += 1;
-                }
+                let mut errors = self.server_errors.lock().unwrap();
+                errors.0.push(sent);
+                errors.1.get_or_insert_with(Instant::now);
                 Outcome::Uncertain
             }
             Ok((status, body)) => Outcome::Answered(status, body),
@@ -509,6 +511,7 @@ async fn load(
         key: key.to_owned(),
         killing: AtomicBool::new(false),
         outlives_the_kill: target.outlives_the_kill(),
+        server_errors: Mutex::default(),
         round: Mutex::new(Round {
             acknowledged: 0,
             changed: 0,
@@ -537,7 +540,12 @@ async fn load(
     while let Some(done) = clients.join_next().await {
         done.expect("a client saw something it must not");
     }
-    Arc::into_inner(load).unwrap().round.into_inner().unwrap()
+    let load = Arc::into_inner(load).unwrap();
+    let mut round = load.round.into_inner().unwrap();
+    let (sent, first) = load.server_errors.into_inner().unwrap();
+    round.server_errors = sent.len();
+    round.in_flight += first.map_or(0, |first| sent.iter().filter(|s| **s < first).count());
+    round
 }
 
 fn merge(into: &mut Ledger, round: Ledger) {
