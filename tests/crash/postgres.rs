@@ -235,7 +235,7 @@ impl Target for Replicas {
     /// [`LOCK_HELD`].
     fn load_started(&mut self) {
         self.loads += 1;
-        if self.kill == Kill::Replica && self.loads % 2 == 0 {
+        if self.kill == Kill::Replica && self.loads.is_multiple_of(2) {
             let url = format!("{}?application_name=crash-test-lock", self.db.url);
             self.lock = Some(std::thread::spawn(move || hold_a_pet(&url, LOCK_HELD)));
         }
