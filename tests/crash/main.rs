@@ -5,7 +5,7 @@
 //! Every test here is a set of crash rounds, ignored by default so that `cargo test
 //! --workspace` (make test-rust) does not run them: `make crash-test` runs them all, once,
 //! with `--include-ignored`, the app's under Xvfb (they need its binary and a display).
-//! `cargo test --test crash -- --ignored --nocapture server` runs the server's alone.
+//! `cargo test --test crash -- --ignored --nocapture the_server_keeps` runs the server's alone.
 //!
 //! - main.rs: the server (10 rounds; `PETSTORE_CRASH_ROUNDS` for more) and the app
 //!   (3 rounds; `PETSTORE_CRASH_APP_ROUNDS`).
