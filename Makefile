@@ -123,9 +123,11 @@ schemathesis:
 
 ## crash-test: petstore-server and the desktop app killed with SIGKILL mid-load, round after
 ## round, and the server's power cut under a disk that loses what was not synced (tests/crash/);
-## 10 server and 3 app rounds, 20 power-cut rounds of each of 3 kinds, 3 rounds of two remote-mode
-## tills selling through outages and kills (outbox.rs); PETSTORE_CRASH_ROUNDS / _APP_ROUNDS,
-## PETSTORE_POWERCUT_ROUNDS and PETSTORE_OUTBOX_ROUNDS for more
+## 10 server and 3 app rounds, 20 power-cut rounds of each of 3 kinds, 5 PostgreSQL rounds of
+## each of 3 kinds, 3 rounds of two remote-mode tills selling through outages and kills
+## (outbox.rs); PETSTORE_CRASH_ROUNDS / _APP_ROUNDS, PETSTORE_POWERCUT_ROUNDS,
+## PETSTORE_CRASH_PG_ROUNDS and PETSTORE_OUTBOX_ROUNDS for more. Every crash test is ignored by
+## default, so test-rust's `cargo test --workspace` builds them and runs none: they run here, once.
 .PHONY: crash-test soak
 crash-test: ui
 	$(CARGO) build --locked -p petstore-desktop --bin petstore-desktop

@@ -2,22 +2,25 @@
 //! SIGKILL in the middle of concurrent order placement, round after round, on one
 //! database (see harness.rs for what is checked after each restart).
 //!
-//! `cargo test --test crash` runs the server's rounds (10; `PETSTORE_CRASH_ROUNDS` for
-//! more). The app's rounds need its binary and a display, so they are ignored by default:
-//! `make crash-test` builds the app and runs them under Xvfb (3 rounds;
-//! `PETSTORE_CRASH_APP_ROUNDS` for more). `make soak` runs many more of both.
+//! Every test here is a set of crash rounds, ignored by default so that `cargo test
+//! --workspace` (make test-rust) does not run them: `make crash-test` runs them all, once,
+//! with `--include-ignored`, the app's under Xvfb (they need its binary and a display).
+//! `cargo test --test crash -- --ignored --nocapture the_server_keeps` runs the server's alone.
 //!
-//! `postgres.rs` runs the rounds on PostgreSQL: a replica killed, and PostgreSQL itself
-//! stopped with `pg_ctl -m immediate` (5 rounds each; `PETSTORE_CRASH_PG_ROUNDS` for more).
+//! - main.rs: the server (10 rounds; `PETSTORE_CRASH_ROUNDS` for more) and the app
+//!   (3 rounds; `PETSTORE_CRASH_APP_ROUNDS`).
+//! - `postgres.rs`: the rounds on PostgreSQL: a replica killed; a replica killed and
+//!   PostgreSQL with it; PostgreSQL stopped at once under two live replicas (5 rounds
+//!   each; `PETSTORE_CRASH_PG_ROUNDS`).
+//! - `powercut/`: SIGKILL keeps the kernel's page cache; these run the same rounds through
+//!   a power cut that loses what was not synced (20 rounds of each of its three kinds;
+//!   `PETSTORE_POWERCUT_ROUNDS`).
+//! - `outbox.rs`: remote mode's soak (issue 19): two tills on one server through proxies
+//!   that refuse or black-hole, the server stopped, the tills killed, sales all the while;
+//!   every sale accepted reaches the server once (3 rounds; `PETSTORE_OUTBOX_ROUNDS`; it
+//!   needs the app and a display, like the app's rounds).
 //!
-//! SIGKILL keeps the kernel's page cache; `powercut/` runs the same rounds through a power
-//! cut that loses what was not synced (10 rounds of each of its three kinds;
-//! `PETSTORE_POWERCUT_ROUNDS` for more).
-//!
-//! `outbox.rs` is remote mode's soak (issue 19): two tills on one server through proxies
-//! that refuse or black-hole, the server stopped, the tills killed, sales all the while;
-//! every sale accepted reaches the server once (3 rounds; `PETSTORE_OUTBOX_ROUNDS` for
-//! more; it needs the app and a display, like the app's rounds).
+//! `make soak` runs many more of each.
 
 mod harness;
 mod outbox;
@@ -96,7 +99,7 @@ impl Target for Server {
         "petstore-server"
     }
 
-    fn start(&mut self) -> (String, String) {
+    fn start(&mut self) -> (Vec<String>, String) {
         let port = free_port();
         let log = self.dir.path().join("server.log");
         let (out, err) = log_file(&log);
@@ -112,7 +115,7 @@ impl Target for Server {
             .unwrap();
         wait_for(port, &mut child, &log, Duration::from_secs(20));
         self.child = Some(child);
-        (format!("http://127.0.0.1:{port}"), KEY.to_owned())
+        (vec![format!("http://127.0.0.1:{port}")], KEY.to_owned())
     }
 
     fn kill(&mut self) {
@@ -137,6 +140,7 @@ impl Drop for Server {
 }
 
 #[test]
+#[ignore = "a crash round: make crash-test"]
 fn the_server_keeps_every_acknowledged_order_through_sigkills() {
     let settings = Settings::from_env("PETSTORE_CRASH_ROUNDS", 10);
     let mut server = Server { dir: tempfile::tempdir().unwrap(), child: None };
@@ -164,7 +168,7 @@ impl Target for App {
         "petstore-desktop"
     }
 
-    fn start(&mut self) -> (String, String) {
+    fn start(&mut self) -> (Vec<String>, String) {
         let port = free_port();
         let home = self.dir.path().join("home");
         std::fs::create_dir_all(self.data()).unwrap();
@@ -180,7 +184,7 @@ impl Target for App {
         wait_for(port, &mut child, &log, Duration::from_secs(60));
         self.child = Some(child);
         let key = std::fs::read_to_string(self.data().join("local-api.key")).expect("the app wrote its key");
-        (format!("http://127.0.0.1:{port}"), key.trim().to_owned())
+        (vec![format!("http://127.0.0.1:{port}")], key.trim().to_owned())
     }
 
     fn kill(&mut self) {

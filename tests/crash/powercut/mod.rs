@@ -1,7 +1,8 @@
 //! Crash rounds that see a power cut. The SIGKILL rounds (`../harness.rs` with the real
 //! server) keep the kernel's page cache, so they cannot catch a sync that does nothing,
 //! writes that reach the disk out of order, or a torn sector. These rounds serve the real
-//! API from a child process (this test binary run again, `child.rs`) whose SQLite goes
+//! API from a child process (this test binary run again, `child.rs`, which takes over
+//! before libtest's `main` when its variables are set: it runs no test) whose SQLite goes
 //! through a VFS that remembers every write since each file's last sync and, at the cut,
 //! drops, reorders or tears them as a disk could (`vfs.rs` has the device model), then
 //! kills the process at once.
@@ -57,16 +58,19 @@ struct Kind {
 }
 
 #[test]
+#[ignore = "crash rounds: make crash-test"]
 fn power_cuts_during_concurrent_orders_lose_no_acknowledged_order() {
     run(Kind { spills: false, keys: false });
 }
 
 #[test]
+#[ignore = "crash rounds: make crash-test"]
 fn power_cuts_beside_a_transaction_spilling_into_the_wal_and_rolling_back_lose_no_acknowledged_order() {
     run(Kind { spills: true, keys: false });
 }
 
 #[test]
+#[ignore = "crash rounds: make crash-test"]
 fn power_cuts_with_another_process_writing_the_database_lose_no_acknowledged_order_or_key() {
     run(Kind { spills: true, keys: true });
 }
@@ -186,12 +190,11 @@ impl Target for PowerCut {
         }
     }
 
-    fn start(&mut self) -> (String, String) {
+    fn start(&mut self) -> (Vec<String>, String) {
         let log = File::options().create(true).append(true).open(self.log()).unwrap();
         let _ = std::fs::remove_file(self.report());
         let mut command = Command::new(std::env::current_exe().unwrap());
         command
-            .args(["--ignored", "--exact", child::TEST_NAME, "--nocapture", "--test-threads=1"])
             .env(child::DB_VAR, self.database())
             .env(child::REPORT_VAR, self.report())
             .env(child::SYNCS_VAR, self.syncs())
@@ -225,7 +228,7 @@ impl Target for PowerCut {
         self.control = child.stdin.take();
         self.child = Some(child);
         self.loaded = false;
-        (format!("http://{addr}"), crate::KEY.to_owned())
+        (vec![format!("http://{addr}")], crate::KEY.to_owned())
     }
 
     fn load_started(&mut self) {
@@ -352,7 +355,6 @@ impl KeyMaker {
 fn create_key(db: &Path, syncs: &Path, log: &Path, name: &str, stop: &AtomicBool) -> bool {
     let log = File::options().create(true).append(true).open(log).unwrap();
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--ignored", "--exact", child::KEY_MAKER_NAME, "--test-threads=1"])
         .env(child::DB_VAR, db)
         .env(child::SYNCS_VAR, syncs)
         .env(child::KEY_NAME_VAR, name)
