@@ -47,7 +47,7 @@ pub use report::{Completed, DayRange, MAX_REPORT_DAYS, SalesDay, sales_days};
 pub use settings::{Currency, LowStockBelow, ShopSettings, TimeZone};
 pub use text::{
     Description, Name, ONE_TYPO_FROM, Phone, Reason, Sku, fold, fold_sku, like_contains, like_halves,
-    like_one_typo,
+    like_one_typo, quoted,
 };
 pub use time::Timestamp;
 
