@@ -30,7 +30,8 @@ pub use feed::{
 pub use history::{AuditRecord, StockEntry, StockEntryKind, history_sql};
 pub use ids::{AdjustmentId, CategoryId, OrderId, PetId};
 pub use import::{
-    IMPORT_MAX_LINES, IMPORT_REASON, ImportPlan, ImportReport, ImportRow, parse_pets_csv, refused_at,
+    IMPORT_MAX_LINES, IMPORT_REASON, ImportPlan, ImportReport, ImportRow, parse_pets_csv, read_pets_csv,
+    refused_at,
 };
 pub use inventory::{
     Delta, InventoryAdjustment, InventoryFilter, InventoryItem, InventoryUpdate, NewInventoryAdjustment,

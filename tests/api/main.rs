@@ -6,6 +6,7 @@
 mod auth;
 mod authorization_header;
 mod backup;
+mod bodies_after_the_key;
 mod busy_database;
 mod categories;
 mod changes;
