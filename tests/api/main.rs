@@ -35,6 +35,7 @@ mod pets;
 mod replicas;
 mod request_timeouts;
 mod search;
+mod slow_bodies;
 mod support;
 mod upgrade;
 mod versions;
