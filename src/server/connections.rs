@@ -494,3 +494,97 @@ impl HttpBody for CountedBody {
         self.body.size_hint()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connection in a given state: waiting since `since` ms, answering or not, its
+    /// request past the key check or not.
+    fn set(slot: &Slot, since: u64, answering: bool, keyed: bool) {
+        slot.conn.waiting_since.store(since, Ordering::Relaxed);
+        slot.conn.answering.store(usize::from(answering), Ordering::Release);
+        slot.conn.keyed.store(keyed, Ordering::Release);
+    }
+
+    fn is_open(open: &Open, slot: &Slot) -> bool {
+        open.lock().by_id.contains_key(&slot.id)
+    }
+
+    #[test]
+    fn connections_without_a_key_make_room_first_the_longest_waiting_and_never_a_keyed_answer() {
+        // 8 connections, 2 of them kept for keyed requests.
+        let open = Arc::new(Open::new(8));
+        // New connections wait since later than the states set here.
+        std::thread::sleep(Duration::from_millis(30));
+        let slots: Vec<Slot> = (0..6).map(|_| open.admit().unwrap()).collect();
+        set(&slots[0], 1, true, true); // a keyed request under way, the oldest
+        set(&slots[1], 2, false, true); // idle since a keyed request
+        set(&slots[2], 3, true, true);
+        set(&slots[3], 9, true, false); // a request under way that has not passed the key check
+        set(&slots[4], 5, false, false); // no request yet, or a refused one
+        set(&slots[5], 6, false, false);
+        let more: Vec<Slot> = (0..2).map(|_| open.admit().unwrap()).collect();
+        assert!(slots.iter().chain(&more).all(|s| is_open(&open, s)), "8 are open");
+        set(&more[0], 7, false, false);
+        set(&more[1], 8, false, false);
+
+        let new1 = open.admit().expect("room is made");
+        assert!(!is_open(&open, &slots[4]), "the connection without a key that waited longest made room");
+        let new2 = open.admit().expect("room is made");
+        assert!(!is_open(&open, &slots[5]));
+        more.iter().for_each(|slot| set(slot, 10, true, true));
+        let new3 = open.admit().expect("room is made");
+        assert!(!is_open(&open, &slots[3]), "a request that has not passed the key check makes room");
+        // Every other connection answers a keyed request: the idle keyed one goes.
+        [&new1, &new2, &new3].iter().for_each(|slot| set(slot, 40, true, true));
+        let _new4 = open.admit().expect("room is made");
+        assert!(!is_open(&open, &slots[1]), "then one idle since a keyed request");
+        for slot in [&slots[0], &slots[2], &more[0], &more[1], &new1, &new2, &new3] {
+            assert!(is_open(&open, slot), "a keyed request under way is never closed for room");
+        }
+    }
+
+    #[test]
+    fn connections_without_a_key_hold_all_but_the_reserve() {
+        let open = Arc::new(Open::new(8));
+        assert_eq!(keyed_reserve(8), 2);
+        let slots: Vec<Slot> = (0..20).map(|_| open.admit().unwrap()).collect();
+        assert_eq!(open.lock().by_id.len(), 6, "strangers hold 6 of 8, however many come");
+        // Two of them pass the key check: the reserve is theirs, and strangers keep their 6.
+        let open_ones: Vec<&Slot> = slots.iter().filter(|s| is_open(&open, s)).collect();
+        set(open_ones[0], 0, true, true);
+        set(open_ones[1], 0, true, true);
+        let _more: Vec<Slot> = (0..20).map(|_| open.admit().unwrap()).collect();
+        assert_eq!(open.lock().by_id.len(), 8);
+        assert!(is_open(&open, open_ones[0]) && is_open(&open, open_ones[1]));
+    }
+
+    #[test]
+    fn a_new_connection_is_closed_when_every_other_answers_a_keyed_request() {
+        let open = Arc::new(Open::new(4));
+        let slots: Vec<Slot> = (0..4)
+            .map(|_| {
+                let slot = open.admit().unwrap();
+                set(&slot, 0, true, true);
+                slot
+            })
+            .collect();
+        assert!(slots.iter().all(|s| is_open(&open, s)));
+        assert!(open.admit().is_none());
+    }
+
+    #[test]
+    fn a_body_that_stops_coming_is_closed_and_one_that_nobody_reads_is_not() {
+        let open = Arc::new(Open::new(4));
+        let stalled = open.admit().unwrap();
+        let unread = open.admit().unwrap();
+        set(&stalled, open.now(), true, true);
+        set(&unread, open.now(), true, true);
+        stalled.conn.body_waited_since.store(open.now() + 1, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(30));
+        open.close_silent(Duration::from_secs(10), Duration::from_millis(20));
+        assert!(!is_open(&open, &stalled));
+        assert!(is_open(&open, &unread));
+    }
+}

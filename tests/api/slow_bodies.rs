@@ -84,7 +84,8 @@ fn health_answers_with_400_heads_without_body_or_key_and_keyed_uploads_finish() 
         let mut reply = String::new();
         let _ = stream.read_to_string(&mut reply);
         // The order's own answer: its whole body was read.
-        finished += usize::from(reply.starts_with("HTTP/1.1 400") && reply.contains("petId 999999 names no pet"));
+        finished +=
+            usize::from(reply.starts_with("HTTP/1.1 400") && reply.contains("petId 999999 names no pet"));
     }
 
     // A body that stops coming closes its connection within seconds, key or not.
