@@ -28,7 +28,7 @@ fn connect(port: u16) -> TcpStream {
 /// operation that needs a key, or to one that needs none.
 fn stranger(port: u16, i: usize) -> TcpStream {
     let mut stream = connect(port);
-    let target = if i % 2 == 0 { "/store/orders" } else { "/health" };
+    let target = if i.is_multiple_of(2) { "/store/orders" } else { "/health" };
     write!(
         stream,
         "POST {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
