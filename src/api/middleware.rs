@@ -1,7 +1,8 @@
 //! The edge every request passes before routing, as one service: request ids, panic
 //! catching, the access log, the Host/Origin check, the deprecation headers, a timeout
-//! (which keeps a timed-out request's queued writes from running), reading the body and the
-//! body limit.
+//! (which keeps a timed-out request's queued writes from running), the body limit, and
+//! reading what is left of a body after its answer (the body itself is read by whoever needs
+//! it, after the key check).
 //! Whatever the framework itself refuses (unknown route, wrong method, timeout, oversize
 //! body) is rewritten into the contract's Error object on the way out.
 //!
@@ -12,7 +13,7 @@
 //! and together they cost a tenth of a `GET /pets/{petId}` (measured with and without them).
 //! Here the request is boxed once. Composed around the router instead (`ServiceBuilder`),
 //! they still cost +1.7 % server CPU per request in 16 paired rounds (issue 17), and would
-//! drop reading a refused request's body first. docs/ARCHITECTURE.md, "Decisions", has the
+//! drop reading what is left of a refused request's body. docs/ARCHITECTURE.md, "Decisions", has the
 //! figures.
 
 use std::convert::Infallible;
@@ -125,7 +126,7 @@ impl Service<Request> for ApiService {
 }
 
 /// The contract's own checks in front of the router: the Host/Origin check, the deprecation
-/// headers, the timeout, and reading the body first.
+/// headers, the timeout, and the body limit.
 async fn answer(edge: &Edge, router: Router, req: Request) -> Response {
     if let Err(refusal) = access::check_host_and_origin(&edge.state.hosts, req.headers()) {
         return refusal.into_response();
