@@ -127,3 +127,45 @@ impl std::io::Read for Arriving {
         Ok(n)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+    use super::*;
+
+    /// On a runtime of one thread, another task keeps running while a large file is parsed:
+    /// the parsing holds no async worker.
+    #[test]
+    fn a_file_is_parsed_off_the_async_workers() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let mut file = String::from("name,category,description\n");
+        for _ in 0..90_000 {
+            file.push_str("Rex,Dogs,a good dog who likes long walks by the river and sleeps a lot\n");
+        }
+        let (rows, turns) = runtime.block_on(async {
+            let parsing = Arc::new(AtomicBool::new(true));
+            let turns = Arc::new(AtomicU64::new(0));
+            let other = tokio::spawn({
+                let (parsing, turns) = (parsing.clone(), turns.clone());
+                async move {
+                    while parsing.load(Ordering::Relaxed) {
+                        turns.fetch_add(1, Ordering::Relaxed);
+                        tokio::task::yield_now().await;
+                    }
+                }
+            });
+            // The other task starts first.
+            tokio::task::yield_now().await;
+            let before = turns.load(Ordering::Relaxed);
+            let rows = parse_as_it_arrives(Body::from(file)).await.unwrap().len();
+            let during = turns.load(Ordering::Relaxed) - before;
+            parsing.store(false, Ordering::Relaxed);
+            other.await.unwrap();
+            (rows, during)
+        });
+        assert_eq!(rows, 90_000);
+        assert!(turns >= 100, "the other task ran {turns} times while the file was parsed");
+    }
+}
