@@ -1,7 +1,8 @@
 //! The edge every request passes before routing, as one service: request ids, panic
 //! catching, the access log, the Host/Origin check, the deprecation headers, a timeout
-//! (which keeps a timed-out request's queued writes from running), reading the body and the
-//! body limit.
+//! (which keeps a timed-out request's queued writes from running), the body limit, and
+//! reading what is left of a body after its answer (the body itself is read by whoever needs
+//! it, after the key check).
 //! Whatever the framework itself refuses (unknown route, wrong method, timeout, oversize
 //! body) is rewritten into the contract's Error object on the way out.
 //!
@@ -12,7 +13,7 @@
 //! and together they cost a tenth of a `GET /pets/{petId}` (measured with and without them).
 //! Here the request is boxed once. Composed around the router instead (`ServiceBuilder`),
 //! they still cost +1.7 % server CPU per request in 16 paired rounds (issue 17), and would
-//! drop reading a refused request's body first. docs/ARCHITECTURE.md, "Decisions", has the
+//! drop reading what is left of a refused request's body. docs/ARCHITECTURE.md, "Decisions", has the
 //! figures.
 
 use std::convert::Infallible;
@@ -114,7 +115,7 @@ impl Service<Request> for ApiService {
     type Future = Answer;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        // The router is always ready; it is called by `oneshot` in `read_body_first`, which
+        // The router is always ready; it is called by `oneshot` in `route`, which
         // asks it.
         Poll::Ready(Ok(()))
     }
@@ -125,7 +126,7 @@ impl Service<Request> for ApiService {
 }
 
 /// The contract's own checks in front of the router: the Host/Origin check, the deprecation
-/// headers, the timeout, and reading the body first.
+/// headers, the timeout, and the body limit.
 async fn answer(edge: &Edge, router: Router, req: Request) -> Response {
     if let Err(refusal) = access::check_host_and_origin(&edge.state.hosts, req.headers()) {
         return refusal.into_response();
@@ -134,7 +135,7 @@ async fn answer(edge: &Edge, router: Router, req: Request) -> Response {
     let retired = deprecated.as_deref().and_then(|pet| deprecation::retired(&edge.state.clock, pet));
     let mut response = match retired {
         Some(gone) => gone,
-        None => within_timeout(edge.timeout, read_body_first(req, router)).await,
+        None => within_timeout(edge.timeout, route(req, router)).await,
     };
     if let Some(pet) = deprecated {
         deprecation::add_headers(response.headers_mut(), &pet);
@@ -208,38 +209,124 @@ async fn catch_panic(answer: impl Future<Output = Response>) -> Response {
     .await
 }
 
-/// How much of a request body is read at most. Beyond it the connection is cut.
+/// Most bytes of a request body read and thrown away after its answer (see [`route`]).
+/// Beyond it the connection is cut.
 const DRAIN_LIMIT: usize = 1024 * 1024;
 
-/// Reads the whole request body before anything can answer, keeping only what the body
-/// limit can use (one byte past it, so an oversized body still gets its 413). hyper closes
-/// a connection whose request body was left unread, and a client still sending it then
-/// sees a reset ("broken pipe") instead of the answer: a 401 for an upload with a wrong
-/// key, a 400 for a bad id, a 415, a 413. The edge's timeout bounds the reading.
-async fn read_body_first(req: Request, router: Router) -> Response {
-    // The body limit's layer only marks the request for the extractors; it costs nothing.
+/// How long a request body is read and thrown away after its answer, at most.
+const DRAIN_FOR: Duration = Duration::from_secs(10);
+
+/// Routes `req` with its body unread: whoever needs it reads it, after the key check (the
+/// routes that need a key check it before any handler runs, `require_key.rs`), and never
+/// more than the route's body limit. A body declared larger than that is refused at once.
+///
+/// What is left of the body once the answer is ready is read after it and thrown away, up
+/// to [`DRAIN_LIMIT`]: hyper closes a connection whose request body was left unread, and a
+/// client still sending it then sees a reset ("broken pipe") instead of the answer (a 401
+/// for an upload with a wrong key, a 400 for a bad id, a 415, a 413). Reading it first, as
+/// the server once did, let anyone without a key make it hold 10 MB per connection.
+async fn route(req: Request, router: Router) -> Response {
     let limit = body_limit(req.uri().path());
+    let declared =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let (parts, body) = req.into_parts();
+    if declared.is_some_and(|length| length > limit as u64) {
+        Leftover::new(body, &parts.headers, declared).drain_after_answer();
+        return too_large(limit).into_response();
+    }
+    // The body limit's layer only marks the request for the extractors; it costs nothing.
     let router = DefaultBodyLimit::max(limit).layer(router);
-    let (parts, mut body) = req.into_parts();
     if body.is_end_stream() {
         return router.oneshot(Request::from_parts(parts, body)).await.unwrap_or_else(|never| match never {});
     }
-    let mut kept = Vec::new();
-    let mut seen = 0usize;
-    while let Some(frame) = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
-        let Ok(frame) = frame else {
-            // The client broke off; nobody will read the answer.
-            return ApiError::new(ErrorCode::InvalidJson, "the request body broke off").into_response();
-        };
-        let Ok(data) = frame.into_data() else { continue };
-        seen = seen.saturating_add(data.len());
-        let room = (limit + 1).saturating_sub(kept.len());
-        kept.extend_from_slice(&data[..data.len().min(room)]);
-        if seen > DRAIN_LIMIT.max(limit + 1) {
-            break;
+    let leftover = Leftover::new(body, &parts.headers, declared);
+    let body = Body::new(leftover.clone());
+    let response =
+        router.oneshot(Request::from_parts(parts, body)).await.unwrap_or_else(|never| match never {});
+    leftover.drain_after_answer();
+    response
+}
+
+/// A request body the router reads through, whose rest the edge can take back once the
+/// answer is ready (a handler that does not read it drops it).
+#[derive(Clone)]
+struct Leftover(Arc<std::sync::Mutex<LeftoverBody>>);
+
+struct LeftoverBody {
+    body: Option<Body>,
+    /// Whether anyone asked for its bytes yet.
+    polled: bool,
+    /// The client waits for a `100 Continue` before it sends the body.
+    expects_continue: bool,
+    /// Its `Content-Length`, if it has one.
+    declared: Option<u64>,
+}
+
+impl Leftover {
+    fn new(body: Body, headers: &axum::http::HeaderMap, declared: Option<u64>) -> Self {
+        let expects_continue =
+            headers.get(header::EXPECT).is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+        let body = LeftoverBody { body: Some(body), polled: false, expects_continue, declared };
+        Self(Arc::new(std::sync::Mutex::new(body)))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, LeftoverBody> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reads what is left of the body after the answer and throws it away, up to
+    /// [`DRAIN_LIMIT`] bytes within [`DRAIN_FOR`]. A client that waits for `100 Continue`
+    /// before sending a body nobody asked for is not asked for it: it sends nothing, and
+    /// the connection closes after the answer. A body declared larger than the drain limit
+    /// would be cut anyway, so none of it is read: 150 requests of 10 MB without a key grew
+    /// the server by 55-66 MB while it read their first megabyte.
+    fn drain_after_answer(self) {
+        let mut leftover = self.lock();
+        let Some(mut body) = leftover.body.take() else { return };
+        let unasked = leftover.expects_continue && !leftover.polled;
+        let cut_anyway = leftover.declared.is_some_and(|length| length > DRAIN_LIMIT as u64);
+        if body.is_end_stream() || unasked || cut_anyway {
+            return;
+        }
+        drop(leftover);
+        tokio::spawn(async move {
+            let drain = async {
+                let mut seen = 0usize;
+                while let Some(Ok(frame)) = poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+                    seen = seen.saturating_add(frame.data_ref().map_or(0, |d| d.len()));
+                    if seen > DRAIN_LIMIT {
+                        break;
+                    }
+                }
+            };
+            let _ = tokio::time::timeout(DRAIN_FOR, drain).await;
+        });
+    }
+}
+
+impl HttpBody for Leftover {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        let mut leftover = self.lock();
+        leftover.polled = true;
+        match leftover.body.as_mut() {
+            Some(body) => Pin::new(body).poll_frame(cx),
+            None => Poll::Ready(None),
         }
     }
-    router.oneshot(Request::from_parts(parts, Body::from(kept))).await.unwrap_or_else(|never| match never {})
+
+    fn is_end_stream(&self) -> bool {
+        self.lock().body.as_ref().is_none_or(HttpBody::is_end_stream)
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.lock().body.as_ref().map(HttpBody::size_hint).unwrap_or_default()
+    }
 }
 
 /// Gives framework-made error responses (which have no JSON body) the Error object,

@@ -36,6 +36,7 @@ pub use error::ApiError;
 pub use extract::{BODY_LIMIT, parse_body};
 pub use failures::{FailedAuth, FailureLimit};
 pub use middleware::{Answer, ApiService};
+pub use require_key::{KeyPassed, KeyWatch};
 pub use state::{AppState, Shared};
 
 /// One operation the router serves, as the OpenAPI document names it.

@@ -8,6 +8,7 @@
 
 use std::convert::Infallible;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use axum::extract::Request;
@@ -19,6 +20,22 @@ use super::state::AppState;
 
 #[derive(Clone)]
 pub struct RequireKey(pub AppState);
+
+/// What the server that carries a request wants to hear once its key has passed: it keeps
+/// room for such requests and closes the others' connections first (`server/connections.rs`).
+pub trait KeyWatch: Send + Sync {
+    fn key_passed(&self);
+}
+
+/// The [`KeyWatch`] of a request, as an extension the server puts on it.
+#[derive(Clone)]
+pub struct KeyPassed(pub Arc<dyn KeyWatch>);
+
+fn tell_key_passed(req: &Request) {
+    if let Some(KeyPassed(watch)) = req.extensions().get::<KeyPassed>() {
+        watch.key_passed();
+    }
+}
 
 impl<S> Layer<S> for RequireKey {
     type Service = KeyCheck<S>;
@@ -49,7 +66,10 @@ where
 
     fn call(&mut self, req: Request) -> Self::Future {
         let presented = match access::first_look(&req, &self.state.keys) {
-            FirstLook::Operator => return KeyFuture::Pass { future: self.inner.call(req) },
+            FirstLook::Operator => {
+                tell_key_passed(&req);
+                return KeyFuture::Pass { future: self.inner.call(req) };
+            }
             FirstLook::Named(presented) => presented,
             FirstLook::Refused(refusal) => {
                 let response = access::refuse(&self.state.failures, self.state.clock.now(), &req, refusal);
@@ -63,7 +83,10 @@ where
         KeyFuture::LookUp {
             future: Box::pin(async move {
                 match access::check_named(state.store.as_ref(), presented, req.method()).await {
-                    Ok(()) => inner.call(req).await.unwrap_or_else(|never| match never {}),
+                    Ok(()) => {
+                        tell_key_passed(&req);
+                        inner.call(req).await.unwrap_or_else(|never| match never {})
+                    }
                     Err(refusal) => access::refuse(&state.failures, state.clock.now(), &req, refusal),
                 }
             }),

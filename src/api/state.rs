@@ -10,7 +10,14 @@ use crate::clock::Clock;
 /// request at every layer and handler that takes it, and one shared count to bump is
 /// cheaper than five (their drops were 3 % of a busy server's time).
 #[derive(Clone)]
-pub struct AppState(Arc<Shared>);
+pub struct AppState(Arc<Server>);
+
+/// The shared state and what the server keeps for itself, out of its callers' way.
+struct Server {
+    shared: Shared,
+    /// The imports under way (`imports.rs`).
+    imports: Arc<tokio::sync::Semaphore>,
+}
 
 pub struct Shared {
     /// The engine: SQLite or PostgreSQL, the API does not ask which.
@@ -31,7 +38,12 @@ pub struct Shared {
 
 impl AppState {
     pub fn new(shared: Shared) -> Self {
-        Self(Arc::new(shared))
+        Self(Arc::new(Server { shared, imports: Arc::new(super::imports::slots()) }))
+    }
+
+    /// Room for one import, if another may run now.
+    pub(super) fn import_slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.0.imports.clone().try_acquire_owned().ok()
     }
 }
 
@@ -39,6 +51,6 @@ impl Deref for AppState {
     type Target = Shared;
 
     fn deref(&self) -> &Shared {
-        &self.0
+        &self.0.shared
     }
 }

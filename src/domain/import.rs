@@ -3,9 +3,10 @@
 //! taken) is the store's to check. Every refusal names the line and the column, so a clerk
 //! can fix the spreadsheet and try again; one bad line refuses the whole file.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::Read;
 
-use super::{CategoryId, Description, Name, NewPet, PetStatus, Price, Sku, StockLevel};
+use super::{CategoryId, Description, Name, NewPet, PetStatus, Price, Sku, StockLevel, quoted};
 use crate::error::{Error, Result};
 
 /// Most lines of pets a file may hold (the header not counted).
@@ -180,23 +181,26 @@ pub fn refused_at(line: u64, column: &str, why: impl std::fmt::Display) -> Error
 
 /// Parses `text` (UTF-8 CSV with a header row) into rows, or refuses it whole.
 pub fn parse_pets_csv(text: &[u8]) -> Result<Vec<ImportRow>> {
-    let text = std::str::from_utf8(text).map_err(|e| {
-        Error::validation(format!(
-            "the file is not UTF-8 text (byte {}); save it as CSV UTF-8",
-            e.valid_up_to()
-        ))
-    })?;
-    let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(text.as_bytes());
-    let headers = reader.headers().map_err(|e| Error::validation(format!("line 1: {e}")))?.clone();
+    read_pets_csv(text)
+}
+
+/// Reads a CSV file of pets (UTF-8 with a header row) from `input` into rows, or refuses it
+/// whole, as it arrives: the file's text is never held whole, only the rows it makes and
+/// the record being read. An error of `input` that carries an [`Error`] (a body too large,
+/// one that broke off) is answered as that error.
+pub fn read_pets_csv(input: impl Read) -> Result<Vec<ImportRow>> {
+    let mut reader =
+        csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(LineCounter::new(input));
+    let headers = reader.headers().map_err(|e| unreadable(e, 1))?.clone();
     let mut index = [None; COLUMNS.len()];
     for (i, header) in headers.iter().enumerate() {
         let header = header.trim().trim_start_matches('\u{feff}');
         let Some(known) = COLUMNS.iter().position(|c| c.eq_ignore_ascii_case(header)) else {
-            return Err(refused_at(
-                1,
-                header,
-                format!("is not a column of a pet; the columns are {}", COLUMNS.join(", ")),
-            ));
+            return Err(Error::validation(format!(
+                "line 1: the column {} is not a column of a pet; the columns are {}",
+                quoted(header),
+                COLUMNS.join(", ")
+            )));
         };
         if index[known].replace(i).is_some() {
             return Err(refused_at(1, header, "is there twice"));
@@ -209,34 +213,14 @@ pub fn parse_pets_csv(text: &[u8]) -> Result<Vec<ImportRow>> {
             )));
         }
     }
-    // The line a record begins on, counted in the text itself (a quoted cell may span lines).
-    // (The reader's position may point at the line end before a record: skipped first.)
-    // Counted on from where the last record began, so a long file is read once.
-    let (mut counted_to, mut lines_before) = (0_usize, 0_u64);
-    let mut line_at = |byte: u64| {
-        let bytes = text.as_bytes();
-        let mut at = (byte as usize).min(bytes.len());
-        while at < bytes.len() && matches!(bytes[at], b'\r' | b'\n') {
-            at += 1;
-        }
-        lines_before += bytes[counted_to.min(at)..at].iter().filter(|b| **b == b'\n').count() as u64;
-        counted_to = counted_to.max(at);
-        lines_before + 1
-    };
     let mut rows = Vec::new();
     let mut record = csv::StringRecord::new();
     loop {
-        let line = line_at(reader.position().byte());
-        let more = reader.read_record(&mut record).map_err(|e| {
-            let why = match e.kind() {
-                csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
-                    format!("{len} cells where the header has {expected_len}")
-                }
-                _ => e.to_string(),
-            };
-            Error::validation(format!("line {line}: {why}"))
-        })?;
-        if !more {
+        let starts_at = reader.position().byte();
+        let read = reader.read_record(&mut record);
+        // Counted once the record has been read, so that its first bytes have been seen.
+        let line = reader.get_mut().line_at(starts_at);
+        if !read.map_err(|e| unreadable(e, line))? {
             break;
         }
         if record.iter().all(|cell| cell.trim().is_empty()) {
@@ -263,7 +247,7 @@ pub fn parse_pets_csv(text: &[u8]) -> Result<Vec<ImportRow>> {
         let stock = cell(5)
             .map(|s| {
                 s.parse::<i64>()
-                    .map_err(|_| format!("stock must be a whole number, got {s:?}"))
+                    .map_err(|_| format!("stock must be a whole number, got {}", quoted(s)))
                     .and_then(StockLevel::try_from)
             })
             .transpose()
@@ -275,6 +259,65 @@ pub fn parse_pets_csv(text: &[u8]) -> Result<Vec<ImportRow>> {
         rows.push(ImportRow { line, name, category, price, sku, status, stock, description });
     }
     Ok(rows)
+}
+
+/// A CSV reader's failure on `line`: the input's own error as it is, else what was wrong
+/// with the text (never the text itself, which may be megabytes of one cell).
+fn unreadable(e: csv::Error, line: u64) -> Error {
+    let why = match e.into_kind() {
+        csv::ErrorKind::Io(io) => {
+            let message = io.to_string();
+            return match io.into_inner().map(|inner| inner.downcast::<Error>()) {
+                Some(Ok(error)) => *error,
+                _ => Error::validation(format!("the file could not be read: {message}")),
+            };
+        }
+        csv::ErrorKind::Utf8 { .. } => "the file is not UTF-8 text; save it as CSV UTF-8".to_owned(),
+        csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+            format!("{len} cells where the header has {expected_len}")
+        }
+        other => format!("{other:?}"),
+    };
+    Error::validation(format!("line {line}: {why}"))
+}
+
+/// The input of the CSV reader, counting the lines a record begins on in the text itself
+/// (a quoted cell may span lines). It keeps the bytes read since the last record began:
+/// the record being read and what the reader has read ahead.
+struct LineCounter<R> {
+    input: R,
+    /// Bytes from `kept_from` on, as read.
+    kept: VecDeque<u8>,
+    kept_from: u64,
+    /// Line feeds before `kept_from`.
+    lines_before: u64,
+}
+
+impl<R: Read> LineCounter<R> {
+    fn new(input: R) -> Self {
+        Self { input, kept: VecDeque::new(), kept_from: 0, lines_before: 0 }
+    }
+
+    /// The line of the record that begins at byte `at`, or just after: the reader's position
+    /// may point at the line end before a record, or at empty lines it skips, so those are
+    /// passed first. Positions only move on, and what lies before one is forgotten.
+    fn line_at(&mut self, at: u64) -> u64 {
+        let skip =
+            usize::try_from(at.saturating_sub(self.kept_from)).unwrap_or(usize::MAX).min(self.kept.len());
+        let ends = self.kept.iter().skip(skip).take_while(|b| matches!(b, b'\r' | b'\n')).count();
+        let passed = skip + ends;
+        self.lines_before += self.kept.drain(..passed).filter(|b| *b == b'\n').count() as u64;
+        self.kept_from += passed as u64;
+        self.lines_before + 1
+    }
+}
+
+impl<R: Read> Read for LineCounter<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.input.read(buf)?;
+        self.kept.extend(&buf[..n]);
+        Ok(n)
+    }
 }
 
 #[cfg(test)]
@@ -311,5 +354,52 @@ mod tests {
         assert!(refused("name,price\nRex,1.00\n").contains("category is missing"));
         assert!(refused("name,category\nRex,Dogs,extra\n").starts_with("line 2"));
         assert!(refused("name,category,status\nRex,Dogs,lost\n").starts_with("line 2, column status"));
+    }
+
+    /// A reader that hands out one byte at a time, as a slow client's body arrives.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let Some((first, rest)) = self.0.split_first() else { return Ok(0) };
+            if buf.is_empty() {
+                return Ok(0);
+            }
+            buf[0] = *first;
+            self.0 = rest;
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn lines_are_counted_the_same_however_the_file_arrives() {
+        let file = "name,category,description\r\n\r\nRex,Dogs,\"two\nlines\"\r\n\n\nTom,Cats,\r\nBad,,x\n";
+        let whole = parse_pets_csv(file.as_bytes()).unwrap_err();
+        let trickled = read_pets_csv(Trickle(file.as_bytes())).unwrap_err();
+        assert!(whole.message.starts_with("line 8, column category"), "{}", whole.message);
+        assert_eq!(trickled, whole);
+        let good = &file[..file.find("Bad").unwrap()];
+        let lines: Vec<u64> =
+            read_pets_csv(Trickle(good.as_bytes())).unwrap().iter().map(|r| r.line).collect();
+        assert_eq!(lines, [3, 7]);
+    }
+
+    #[test]
+    fn a_huge_bad_cell_is_quoted_in_a_few_dozen_characters() {
+        for column in ["price", "status", "stock"] {
+            let file = format!("name,category,{column}\nRex,Dogs,{}\n", "\u{1}".repeat(10_000_000));
+            let refused = parse_pets_csv(file.as_bytes()).unwrap_err().message;
+            assert!(refused.starts_with(&format!("line 2, column {column}")), "{column}: {:.80}", refused);
+            assert!(refused.len() < 500, "{column}: a refusal of {} bytes", refused.len());
+            assert!(refused.contains("…"), "{refused}");
+        }
+        let header = format!("name,category,{}\n", "x".repeat(10_000_000));
+        assert!(parse_pets_csv(header.as_bytes()).unwrap_err().message.len() < 500);
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_is_refused_with_its_line() {
+        let refused = parse_pets_csv(b"name,category\nRex,Dogs\nT\xffm,Cats\n").unwrap_err().message;
+        assert!(refused.starts_with("line 3: the file is not UTF-8"), "{refused}");
     }
 }

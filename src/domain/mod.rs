@@ -30,7 +30,8 @@ pub use feed::{
 pub use history::{AuditRecord, StockEntry, StockEntryKind, history_sql};
 pub use ids::{AdjustmentId, CategoryId, OrderId, PetId};
 pub use import::{
-    IMPORT_MAX_LINES, IMPORT_REASON, ImportPlan, ImportReport, ImportRow, parse_pets_csv, refused_at,
+    IMPORT_MAX_LINES, IMPORT_REASON, ImportPlan, ImportReport, ImportRow, parse_pets_csv, read_pets_csv,
+    refused_at,
 };
 pub use inventory::{
     Delta, InventoryAdjustment, InventoryFilter, InventoryItem, InventoryUpdate, NewInventoryAdjustment,
@@ -47,7 +48,7 @@ pub use report::{Completed, DayRange, MAX_REPORT_DAYS, SalesDay, sales_days};
 pub use settings::{Currency, LowStockBelow, ShopSettings, TimeZone};
 pub use text::{
     Description, Name, ONE_TYPO_FROM, Phone, Reason, Sku, fold, fold_sku, like_contains, like_halves,
-    like_one_typo,
+    like_one_typo, quoted,
 };
 pub use time::Timestamp;
 

@@ -40,7 +40,10 @@ impl Money {
     /// thousands separator), so that a value is read the same in every locale.
     pub fn parse(raw: &str, what: &str) -> Result<Self, String> {
         let invalid = || {
-            format!("{what} must be a decimal string with two fraction digits, like \"12.50\"; got {raw:?}")
+            format!(
+                "{what} must be a decimal string with two fraction digits, like \"12.50\"; got {}",
+                super::quoted(raw)
+            )
         };
         let (whole, fraction) = raw.split_once('.').ok_or_else(invalid)?;
         let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());

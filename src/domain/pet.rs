@@ -37,10 +37,9 @@ impl FromStr for PetStatus {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|status| status.as_str() == s)
-            .ok_or_else(|| format!("status must be one of available, pending, sold; got {s:?}"))
+        Self::ALL.into_iter().find(|status| status.as_str() == s).ok_or_else(|| {
+            format!("status must be one of available, pending, sold; got {}", super::quoted(s))
+        })
     }
 }
 
@@ -187,7 +186,7 @@ impl FromStr for PetSort {
         [PetSort::Name, PetSort::NameDesc, PetSort::Id, PetSort::IdDesc]
             .into_iter()
             .find(|sort| sort.as_str() == s)
-            .ok_or_else(|| format!("sort must be one of name, -name, id, -id; got {s:?}"))
+            .ok_or_else(|| format!("sort must be one of name, -name, id, -id; got {}", super::quoted(s)))
     }
 }
 

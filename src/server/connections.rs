@@ -10,11 +10,20 @@
 //!   `header_read_timeout` (which `axum::serve` leaves unset, giving hyper no timer): that
 //!   arms a timer for every request, which cost 3 % of the server's CPU time per
 //!   `GET /pets/{petId}` (paired runs, 12 rounds: +3.2 % median, +3.4 % best).
+//! - **A request's body must keep coming**: a connection whose request body has been
+//!   waited for [`BODY_STALL_TIMEOUT`] without a byte is closed (by the same sweeps). A
+//!   request head with `Content-Length: 1000` and no body used to hold its connection for
+//!   the whole edge timeout (30 s), counted as being answered, so nothing made room.
 //! - **At most so many connections are open** (`open_files.rs`), which leaves files for the
-//!   database. One beyond that is accepted, and the connection that has waited longest for
-//!   a request is closed to make room: a client that sends its request at once gets in
-//!   however many others only hold connections open. A connection being answered is never
-//!   closed this way; when every one is, the new connection is closed at once.
+//!   database. One beyond that is accepted, and another is closed to make room: first one
+//!   that has shown no valid key (it sent no request yet, or its request has not passed the
+//!   key check, or was refused), then an idle one whose last request passed it; the one
+//!   that has waited longest first within each. A client that sends its request at once
+//!   gets in however many others only hold connections open or send heads without a key. A
+//!   connection answering a request that passed the key check is never closed this way;
+//!   when every one is, the new connection is closed at once. And connections without a
+//!   valid key may hold all but [`keyed_reserve`] of the connections: the rest are held only
+//!   by connections whose request passed the key check, however many strangers come.
 //!
 //! Otherwise it serves as `axum::serve` did: HTTP/1.1 (axum is built without HTTP/2), the
 //! peer's address as the request's `ConnectInfo` (the key check slows down guessing per
@@ -24,7 +33,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::{Pin, pin};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
@@ -38,7 +47,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
 use tokio::time::{Interval, MissedTickBehavior};
 
-use crate::api::{self, ApiService};
+use crate::api::{self, ApiService, KeyPassed, KeyWatch};
 
 /// How long a client may take to send a request's head (its request line and headers),
 /// counted from when the connection opened or its last answer was sent; an idle keep-alive
@@ -46,8 +55,20 @@ use crate::api::{self, ApiService};
 /// a second even over a poor Wi-Fi link. Enforced to within [`SWEEP_EVERY`].
 pub(super) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How often the connections that waited too long for a request's head are closed.
+/// How long the server waits for the next bytes of a request body it is reading before it
+/// closes the connection. A client sends a body right after its head; a few seconds without
+/// a byte means several lost retransmissions in a row (Linux starts at a 1 s timeout and
+/// doubles it), a link too poor to finish an upload anyway. Enforced to within [`SWEEP_EVERY`].
+pub(super) const BODY_STALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How often the connections that waited too long for a request's head or body are closed.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
+
+/// The connections kept for requests that passed the key check, of `most`: a few, at most
+/// a quarter.
+pub(super) fn keyed_reserve(most: usize) -> usize {
+    (most / 4).min(32)
+}
 
 /// Serves `service` on the connections `listener` accepts, at most `most` at once, until
 /// `shutdown` resolves; then answers the requests under way and returns once every
@@ -66,7 +87,7 @@ pub(super) async fn serve(
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
             _ = sweeps.tick() => {
-                open.close_silent(HEADER_READ_TIMEOUT);
+                open.close_silent(HEADER_READ_TIMEOUT, BODY_STALL_TIMEOUT);
                 continue;
             }
             () = &mut shutdown => break,
@@ -101,7 +122,7 @@ pub(super) async fn serve(
     loop {
         tokio::select! {
             () = &mut all_closed => return,
-            _ = sweeps.tick() => open.close_silent(HEADER_READ_TIMEOUT),
+            _ = sweeps.tick() => open.close_silent(HEADER_READ_TIMEOUT, BODY_STALL_TIMEOUT),
         }
     }
 }
@@ -135,7 +156,7 @@ async fn serve_connection(
                 break;
             }
             () = slot.conn.close.notified() => {
-                tracing::debug!("closing a connection that waited too long for a request");
+                tracing::debug!("closing a connection that waited too long for a request or made way for another");
                 break;
             }
             _ = stopping.changed(), if !finishing => {
@@ -155,6 +176,8 @@ fn is_connection_error(e: &std::io::Error) -> bool {
 /// The open connections.
 struct Open {
     most: usize,
+    /// Most connections that have not shown a valid key: all but [`keyed_reserve`].
+    most_unkeyed: usize,
     /// When the server started: activity times are milliseconds since.
     started: Instant,
     connections: Mutex<Connections>,
@@ -175,6 +198,11 @@ struct Conn {
     /// Its requests being answered: from the request's head until its answer's body has
     /// been handed to hyper in full.
     answering: AtomicUsize,
+    /// Its last request passed the key check: from then until its next request begins.
+    keyed: AtomicBool,
+    /// When the server began to wait for its request body's next bytes, in milliseconds
+    /// since `started` plus one; 0 while it waits for none.
+    body_waited_since: AtomicU64,
     /// When it last began to wait for a request (it opened, or an answer was sent), in
     /// milliseconds since `started`.
     waiting_since: AtomicU64,
@@ -187,7 +215,13 @@ struct Conn {
 
 impl Open {
     fn new(most: usize) -> Self {
-        Self { most, started: Instant::now(), connections: Mutex::default(), closed: Notify::new() }
+        Self {
+            most,
+            most_unkeyed: most - keyed_reserve(most),
+            started: Instant::now(),
+            connections: Mutex::default(),
+            closed: Notify::new(),
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, Connections> {
@@ -198,34 +232,21 @@ impl Open {
         millis_since(self.started)
     }
 
-    /// Counts a new connection in, closing the one that has waited longest for a request
-    /// when there would be one too many; `None` when every connection is being answered.
+    /// Counts a new connection in, closing another to make room when there would be one
+    /// too many, or one too many without a valid key ([`Open::make_room`]); `None` when
+    /// there is none to close.
     fn admit(self: &Arc<Self>) -> Option<Slot> {
         let mut connections = self.lock();
-        if connections.by_id.len() >= self.most {
-            let longest_waiting = connections
-                .by_id
-                .iter()
-                .filter(|(_, conn)| conn.answering.load(Ordering::Acquire) == 0)
-                .min_by_key(|(_, conn)| conn.waiting_since.load(Ordering::Relaxed))
-                .map(|(id, _)| *id);
-            let now = Instant::now();
-            if connections.said_full.is_none_or(|said| now - said > Duration::from_secs(60)) {
-                connections.said_full = Some(now);
-                tracing::warn!(
-                    connections = self.most,
-                    "as many connections open as the limit of open files allows: closing those \
-                     that wait longest for a request to make room for new ones"
-                );
-            }
-            let conn = connections.by_id.remove(&longest_waiting?)?;
-            // Stored if the connection's task is not waiting for it yet.
-            conn.close.notify_one();
+        // Below the stricter limit nothing need be counted: the common case costs nothing.
+        if connections.by_id.len() >= self.most_unkeyed {
+            self.make_room(&mut connections)?;
         }
         let id = connections.next;
         connections.next += 1;
         let conn = Arc::new(Conn {
             answering: AtomicUsize::new(0),
+            keyed: AtomicBool::new(false),
+            body_waited_since: AtomicU64::new(0),
             waiting_since: AtomicU64::new(self.now()),
             started: self.started,
             close: Notify::new(),
@@ -234,13 +255,65 @@ impl Open {
         Some(Slot { id, conn, open: self.clone() })
     }
 
-    /// Closes the connections that have waited `patience` or longer for a request's head.
-    fn close_silent(&self, patience: Duration) {
-        let Some(since) = self.now().checked_sub(millis(patience)) else { return };
+    /// Closes a connection if a new one would make one too many, or one too many without a
+    /// valid key: one without a key first, then one idle since a request that passed the
+    /// key check; the one that has waited longest first within each. `None` when one must
+    /// be closed and none may be.
+    fn make_room(&self, connections: &mut Connections) -> Option<()> {
+        let mut unkeyed = 0;
+        // (has shown a key, waiting since), the least first; and its id.
+        let mut first: Option<((bool, u64), u64)> = None;
+        for (id, conn) in &connections.by_id {
+            let keyed = conn.keyed.load(Ordering::Acquire);
+            if !keyed {
+                unkeyed += 1;
+            } else if conn.answering.load(Ordering::Acquire) > 0 {
+                continue;
+            }
+            let rank = (keyed, conn.waiting_since.load(Ordering::Relaxed));
+            if first.is_none_or(|(least, _)| rank < least) {
+                first = Some((rank, *id));
+            }
+        }
+        let full = connections.by_id.len() >= self.most;
+        if !full && unkeyed < self.most_unkeyed {
+            return Some(());
+        }
+        let now = Instant::now();
+        if connections.said_full.is_none_or(|said| now - said > Duration::from_secs(60)) {
+            connections.said_full = Some(now);
+            tracing::warn!(
+                connections = self.most,
+                kept_for_keyed_requests = self.most - self.most_unkeyed,
+                "as many connections open as the limit of open files allows: closing those \
+                 without a valid key first to make room for new ones"
+            );
+        }
+        let ((keyed, _), id) = first?;
+        // Below the limit, only a connection without a key makes room for another.
+        if keyed && !full {
+            return Some(());
+        }
+        let conn = connections.by_id.remove(&id)?;
+        // Stored if the connection's task is not waiting for it yet.
+        conn.close.notify_one();
+        Some(())
+    }
+
+    /// Closes the connections that have waited `for_head` or longer for a request's head,
+    /// or `for_body` or longer for the next bytes of a request body.
+    fn close_silent(&self, for_head: Duration, for_body: Duration) {
+        let now = self.now();
+        let head_since = now.checked_sub(millis(for_head));
+        // Stored plus one (0 is "not waiting"), so compared plus one.
+        let body_since = now.checked_sub(millis(for_body)).map(|since| since + 1);
         let mut connections = self.lock();
         connections.by_id.retain(|_, conn| {
-            let silent = conn.answering.load(Ordering::Acquire) == 0
-                && conn.waiting_since.load(Ordering::Relaxed) <= since;
+            let head_silent = conn.answering.load(Ordering::Acquire) == 0
+                && head_since.is_some_and(|since| conn.waiting_since.load(Ordering::Relaxed) <= since);
+            let body_waited = conn.body_waited_since.load(Ordering::Relaxed);
+            let body_silent = body_waited != 0 && body_since.is_some_and(|since| body_waited <= since);
+            let silent = head_silent || body_silent;
             if silent {
                 conn.close.notify_one();
             }
@@ -312,10 +385,68 @@ impl hyper::service::Service<hyper::Request<Incoming>> for PerConnection {
 
     fn call(&self, req: hyper::Request<Incoming>) -> Answer {
         self.conn.answering.fetch_add(1, Ordering::AcqRel);
+        self.conn.keyed.store(false, Ordering::Release);
         let answering = Answering(self.conn.clone());
-        let mut req: Request = req.map(Body::new);
+        let mut req: Request = req.map(|body| {
+            // A request without a body, most of them, is not wrapped (a box less).
+            if body.is_end_stream() {
+                Body::new(body)
+            } else {
+                Body::new(WatchedBody { body, conn: self.conn.clone() })
+            }
+        });
         req.extensions_mut().insert(self.peer);
+        req.extensions_mut().insert(KeyPassed(self.conn.clone()));
         Answer { future: self.service.answer(req), answering: Some(answering) }
+    }
+}
+
+impl KeyWatch for Conn {
+    fn key_passed(&self) {
+        self.keyed.store(true, Ordering::Release);
+    }
+}
+
+/// A request body that tells its connection when the server waits for its next bytes, so
+/// that the sweeps can close a connection whose body stopped coming.
+struct WatchedBody {
+    body: Incoming,
+    conn: Arc<Conn>,
+}
+
+impl HttpBody for WatchedBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.body).poll_frame(cx);
+        let waited = &this.conn.body_waited_since;
+        if polled.is_pending() {
+            if waited.load(Ordering::Relaxed) == 0 {
+                waited.store(millis_since(this.conn.started) + 1, Ordering::Relaxed);
+            }
+        } else {
+            waited.store(0, Ordering::Relaxed);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for WatchedBody {
+    fn drop(&mut self) {
+        self.conn.body_waited_since.store(0, Ordering::Relaxed);
     }
 }
 
@@ -361,5 +492,99 @@ impl HttpBody for CountedBody {
 
     fn size_hint(&self) -> SizeHint {
         self.body.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connection in a given state: waiting since `since` ms, answering or not, its
+    /// request past the key check or not.
+    fn set(slot: &Slot, since: u64, answering: bool, keyed: bool) {
+        slot.conn.waiting_since.store(since, Ordering::Relaxed);
+        slot.conn.answering.store(usize::from(answering), Ordering::Release);
+        slot.conn.keyed.store(keyed, Ordering::Release);
+    }
+
+    fn is_open(open: &Open, slot: &Slot) -> bool {
+        open.lock().by_id.contains_key(&slot.id)
+    }
+
+    #[test]
+    fn connections_without_a_key_make_room_first_the_longest_waiting_and_never_a_keyed_answer() {
+        // 8 connections, 2 of them kept for keyed requests.
+        let open = Arc::new(Open::new(8));
+        // New connections wait since later than the states set here.
+        std::thread::sleep(Duration::from_millis(30));
+        let slots: Vec<Slot> = (0..6).map(|_| open.admit().unwrap()).collect();
+        set(&slots[0], 1, true, true); // a keyed request under way, the oldest
+        set(&slots[1], 2, false, true); // idle since a keyed request
+        set(&slots[2], 3, true, true);
+        set(&slots[3], 9, true, false); // a request under way that has not passed the key check
+        set(&slots[4], 5, false, false); // no request yet, or a refused one
+        set(&slots[5], 6, false, false);
+        let more: Vec<Slot> = (0..2).map(|_| open.admit().unwrap()).collect();
+        assert!(slots.iter().chain(&more).all(|s| is_open(&open, s)), "8 are open");
+        set(&more[0], 7, false, false);
+        set(&more[1], 8, false, false);
+
+        let new1 = open.admit().expect("room is made");
+        assert!(!is_open(&open, &slots[4]), "the connection without a key that waited longest made room");
+        let new2 = open.admit().expect("room is made");
+        assert!(!is_open(&open, &slots[5]));
+        more.iter().for_each(|slot| set(slot, 10, true, true));
+        let new3 = open.admit().expect("room is made");
+        assert!(!is_open(&open, &slots[3]), "a request that has not passed the key check makes room");
+        // Every other connection answers a keyed request: the idle keyed one goes.
+        [&new1, &new2, &new3].iter().for_each(|slot| set(slot, 40, true, true));
+        let _new4 = open.admit().expect("room is made");
+        assert!(!is_open(&open, &slots[1]), "then one idle since a keyed request");
+        for slot in [&slots[0], &slots[2], &more[0], &more[1], &new1, &new2, &new3] {
+            assert!(is_open(&open, slot), "a keyed request under way is never closed for room");
+        }
+    }
+
+    #[test]
+    fn connections_without_a_key_hold_all_but_the_reserve() {
+        let open = Arc::new(Open::new(8));
+        assert_eq!(keyed_reserve(8), 2);
+        let slots: Vec<Slot> = (0..20).map(|_| open.admit().unwrap()).collect();
+        assert_eq!(open.lock().by_id.len(), 6, "strangers hold 6 of 8, however many come");
+        // Two of them pass the key check: the reserve is theirs, and strangers keep their 6.
+        let open_ones: Vec<&Slot> = slots.iter().filter(|s| is_open(&open, s)).collect();
+        set(open_ones[0], 0, true, true);
+        set(open_ones[1], 0, true, true);
+        let _more: Vec<Slot> = (0..20).map(|_| open.admit().unwrap()).collect();
+        assert_eq!(open.lock().by_id.len(), 8);
+        assert!(is_open(&open, open_ones[0]) && is_open(&open, open_ones[1]));
+    }
+
+    #[test]
+    fn a_new_connection_is_closed_when_every_other_answers_a_keyed_request() {
+        let open = Arc::new(Open::new(4));
+        let slots: Vec<Slot> = (0..4)
+            .map(|_| {
+                let slot = open.admit().unwrap();
+                set(&slot, 0, true, true);
+                slot
+            })
+            .collect();
+        assert!(slots.iter().all(|s| is_open(&open, s)));
+        assert!(open.admit().is_none());
+    }
+
+    #[test]
+    fn a_body_that_stops_coming_is_closed_and_one_that_nobody_reads_is_not() {
+        let open = Arc::new(Open::new(4));
+        let stalled = open.admit().unwrap();
+        let unread = open.admit().unwrap();
+        set(&stalled, open.now(), true, true);
+        set(&unread, open.now(), true, true);
+        stalled.conn.body_waited_since.store(open.now() + 1, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(30));
+        open.close_silent(Duration::from_secs(10), Duration::from_millis(20));
+        assert!(!is_open(&open, &stalled));
+        assert!(is_open(&open, &unread));
     }
 }

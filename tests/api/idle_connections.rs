@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_petstore-server");
-const KEY: &str = "a-long-enough-operator-key-0123456789";
+pub(crate) const KEY: &str = "a-long-enough-operator-key-0123456789";
 
 /// The limit of open files many systems still give a process by default.
 const FILES: libc::rlim_t = 1024;
@@ -20,7 +20,7 @@ const IDLE_CONNECTIONS: usize = 1100;
 
 /// Raises this process's own soft limit of open files to its hard limit: the test holds
 /// more connections than the common default allows. `None` when the hard limit is too low.
-fn raise_own_limit(needed: libc::rlim_t) -> Option<()> {
+pub(crate) fn raise_own_limit(needed: libc::rlim_t) -> Option<()> {
     let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit and setrlimit read and write the one struct passed.
     unsafe {
@@ -34,6 +34,11 @@ fn raise_own_limit(needed: libc::rlim_t) -> Option<()> {
 
 /// The real server with soft and hard limits of `FILES` open files, on a free port.
 fn spawn_server(dir: &std::path::Path) -> (Child, u16) {
+    spawn_server_with_files(dir, FILES)
+}
+
+/// The real server with soft and hard limits of `files` open files, on a free port.
+pub(crate) fn spawn_server_with_files(dir: &std::path::Path, files: libc::rlim_t) -> (Child, u16) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut command = Command::new(BIN);
     command
@@ -45,8 +50,8 @@ fn spawn_server(dir: &std::path::Path) -> (Child, u16) {
         .stderr(Stdio::null());
     // SAFETY: only setrlimit, which is async-signal-safe, runs between fork and exec.
     unsafe {
-        command.pre_exec(|| {
-            let limit = libc::rlimit { rlim_cur: FILES, rlim_max: FILES };
+        command.pre_exec(move || {
+            let limit = libc::rlimit { rlim_cur: files, rlim_max: files };
             if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -64,7 +69,7 @@ fn spawn_server(dir: &std::path::Path) -> (Child, u16) {
 
 /// One GET on a new connection, with `Connection: close`; `None` when the connection is
 /// refused or closed, or no whole answer comes within `patience`.
-fn get(port: u16, path: &str, patience: Duration) -> Option<String> {
+pub(crate) fn get(port: u16, path: &str, patience: Duration) -> Option<String> {
     let mut stream =
         TcpStream::connect_timeout(&std::net::SocketAddr::from(([127, 0, 0, 1], port)), patience).ok()?;
     stream.set_read_timeout(Some(patience)).ok()?;
@@ -86,7 +91,7 @@ fn half_a_request(port: u16) -> TcpStream {
 }
 
 /// Whether the server has closed `stream` (or reset it).
-fn closed_by_server(stream: &mut TcpStream) -> bool {
+pub(crate) fn closed_by_server(stream: &mut TcpStream) -> bool {
     stream.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
     match stream.read(&mut [0; 512]) {
         Ok(0) => true,

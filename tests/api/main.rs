@@ -6,6 +6,7 @@
 mod auth;
 mod authorization_header;
 mod backup;
+mod bodies_after_the_key;
 mod busy_database;
 mod categories;
 mod changes;
@@ -34,6 +35,7 @@ mod pets;
 mod replicas;
 mod request_timeouts;
 mod search;
+mod slow_bodies;
 mod support;
 mod upgrade;
 mod versions;
