@@ -14,8 +14,8 @@ use crate::client::ClientConfig;
 use crate::domain::*;
 use crate::server::{Application, ServerConfig};
 
-const KEY: &str = "psk_mirror-test-key-0123456789abcdef0123456789";
-const SETTLE: Duration = Duration::from_secs(20);
+pub(super) const KEY: &str = "psk_mirror-test-key-0123456789abcdef0123456789";
+pub(super) const SETTLE: Duration = Duration::from_secs(20);
 
 /// A server over `store`; stopping it frees the port for the next start.
 struct Remote {
@@ -57,12 +57,12 @@ impl Remote {
     }
 }
 
-fn parse<T: serde::de::DeserializeOwned>(json: &str) -> T {
+pub(super) fn parse<T: serde::de::DeserializeOwned>(json: &str) -> T {
     serde_json::from_str(json).unwrap()
 }
 
 /// A shop of `pets` pets in two categories, each with `stock` in stock.
-async fn shop(dir: &Path, pets: usize, stock: i64) -> (Store, Vec<PetId>) {
+pub(super) async fn shop(dir: &Path, pets: usize, stock: i64) -> (Store, Vec<PetId>) {
     let store = Store::open(dir.join("server.db")).unwrap();
     let dogs = store.create_category(parse(r#"{"name": "Dogs"}"#)).await.unwrap();
     store.create_category(parse(r#"{"name": "Cats"}"#)).await.unwrap();
@@ -76,15 +76,15 @@ async fn shop(dir: &Path, pets: usize, stock: i64) -> (Store, Vec<PetId>) {
     (store, ids)
 }
 
-fn order(pet: PetId, quantity: i64, complete: bool) -> NewOrder {
+pub(super) fn order(pet: PetId, quantity: i64, complete: bool) -> NewOrder {
     parse(&format!(r#"{{"petId": {pet}, "quantity": {quantity}, "complete": {complete}}}"#))
 }
 
-async fn orders_of(store: &impl Petstore) -> Vec<Order> {
+pub(super) async fn orders_of(store: &impl Petstore) -> Vec<Order> {
     store.list_orders(OrderFilter::default(), Page::new(100, 0).unwrap()).await.unwrap().items
 }
 
-async fn stock_of(store: &impl Petstore, pet: PetId) -> i64 {
+pub(super) async fn stock_of(store: &impl Petstore, pet: PetId) -> i64 {
     store.get_inventory(pet).await.unwrap().quantity
 }
 

@@ -298,6 +298,9 @@ impl Store {
     pub async fn outbox_sent(&self, seq: i64, sent: Sent) -> Result<()> {
         self.write(Change::Orders, move |tx| {
             let entry = find(tx, seq)?;
+            if let Sent::Placed(order) = &sent {
+                servers_order_id(order.id)?;
+            }
             remember_sent(tx, &entry, &sent)?;
             if let (Sent::Placed(order), Command::PlaceOrder { order_id: provisional, .. }) =
                 (&sent, &entry.command)
@@ -829,6 +832,7 @@ fn put_orders(tx: &Connection, list: &[Order], seen: bool) -> Result<()> {
             customer_phone = excluded.customer_phone, note = excluded.note, cancelled_at = excluded.cancelled_at",
     )?;
     for o in list {
+        servers_order_id(o.id)?;
         mark(tx, seen, "order", o.id.get())?;
         if waiting_on_order(tx, o.id)? {
             continue;
@@ -868,10 +872,25 @@ fn mark(tx: &Connection, seen: bool, entity: &str, id: i64) -> Result<()> {
     Ok(())
 }
 
+/// `id` as the server numbered it, or `bad_response` if it lies in the range this till
+/// numbers its offline orders in: taken as the server's, it would overwrite or delete an
+/// order the till placed offline and has not sent yet.
+fn servers_order_id(id: OrderId) -> Result<OrderId> {
+    if id.is_provisional() {
+        return Err(Error::new(
+            ErrorCode::BadResponse,
+            format!(
+                "the server named an order {id}, in the range this till numbers the orders it takes offline in (from {PROVISIONAL_ORDER_IDS}); nothing of it was taken"
+            ),
+        ));
+    }
+    Ok(id)
+}
+
 fn remove(tx: &Connection, entity: Entity, id: i64) -> Result<()> {
     match entity {
         Entity::Order => {
-            let id = OrderId::try_from(id).map_err(Error::internal)?;
+            let id = servers_order_id(OrderId::try_from(id).map_err(Error::internal)?)?;
             if !waiting_on_order(tx, id)? {
                 tx.execute("DELETE FROM orders WHERE id = ?1", [id])?;
             }
