@@ -140,6 +140,9 @@ pub struct OutboxEntry {
     /// Why the server refused it, in its words, while it needs attention.
     pub reason: Option<String>,
     pub created_at: Timestamp,
+    /// The name of the pet it is about, as the till has it now: what staff read, rather
+    /// than an id.
+    pub pet_name: Option<String>,
 }
 
 /// How many queued writes wait, and how many need attention: the badge.

@@ -63,6 +63,11 @@ pub(super) async fn run(parts: Parts, origin: String) {
                 follower = None;
                 parts.wake.notified().await;
             }
+            Err(Stop::FeedCut(e)) => {
+                tracing::debug!(error = %e.message, "the change feed's stream ended; reading the feed again");
+                follower = None;
+                back_off(&parts, &mut backoff).await;
+            }
             Err(Stop::Failed(e)) => {
                 tracing::warn!(error = %e.message, "syncing the mirror failed; trying again");
                 back_off(&parts, &mut backoff).await;
@@ -123,6 +128,7 @@ async fn step(
                     *follower = parts.client.follow(None);
                     return Ok(());
                 }
+                Err(e) if e.code == ErrorCode::Unreachable => return Err(Stop::FeedCut(e)),
                 Err(e) => return Err(Stop::from(e)),
             },
             () = parts.wake.notified() => return Ok(()),

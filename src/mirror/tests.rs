@@ -161,6 +161,31 @@ async fn sales_taken_offline_reach_the_server_once_when_it_returns() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sale_taken_offline_keeps_the_moment_it_was_made_on_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, pets) = shop(dir.path(), 1, 10).await;
+    let mut remote = Remote::start(server.clone()).await;
+    let mirror = Mirror::open(&dir.path().join("mirrors"), remote.client()).unwrap();
+    assert!(mirror.settle(SETTLE).await);
+
+    remote.down().await;
+    let sale = mirror.place_order(order(pets[0], 1, true)).await.unwrap();
+    let made = sale.placed_at.expect("stamped when taken offline");
+    assert_eq!(sale.completed_at, Some(made));
+    // The server comes back a while later.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    remote.up().await;
+    assert!(mirror.settle(SETTLE).await, "{:?}", *mirror.status().borrow());
+
+    let on_server = orders_of(&server).await.remove(0);
+    assert_eq!(on_server.placed_at, Some(made), "{on_server:?}");
+    assert_eq!(on_server.completed_at, Some(made), "counted when it was made");
+    let late = on_server.created_at.as_datetime() - made.as_datetime();
+    assert!(late >= chrono::TimeDelta::seconds(1), "received later: {late}");
+    assert_eq!(mirror.get_order(sale.id).await.unwrap(), on_server);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_tills_offline_selling_the_last_one_place_one_order_and_the_other_needs_attention() {
     let dir = tempfile::tempdir().unwrap();
     let (server, pets) = shop(dir.path(), 1, 1).await;

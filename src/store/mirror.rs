@@ -409,7 +409,11 @@ fn advance(tx: &Connection, position: u64) -> Result<()> {
     Ok(())
 }
 
-const ENTRY: &str = "seq, key, command, state, reason, created_at";
+/// An outbox entry's columns, and the name of the pet it is about as the mirror has it
+/// now (through its order for a completion or a cancellation), so staff read names.
+const ENTRY: &str = "seq, key, command, state, reason, created_at,
+    (SELECT name FROM pets WHERE id = coalesce(outbox.pet_id,
+        (SELECT pet_id FROM orders WHERE orders.id = outbox.order_id)))";
 
 fn entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<OutboxEntry> {
     let command: String = r.get(2)?;
@@ -425,6 +429,7 @@ fn entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<OutboxEntry> {
             .ok_or_else(|| unreadable(format!("an unknown outbox state {state:?}")))?,
         reason: r.get(4)?,
         created_at: r.get(5)?,
+        pet_name: r.get(6)?,
     })
 }
 
@@ -448,6 +453,15 @@ fn queue(
     if let Some(earlier) = earlier_under(tx, key)? {
         return queued_again(tx, earlier, &command).map(|queued| (queued, command));
     }
+    // A sale taken offline keeps the moment it was made, whenever it reaches the server;
+    // one that was sent and may have been applied goes again exactly as it was sent.
+    let command = match command {
+        Command::PlaceOrder { order_id, mut order } if !unsure => {
+            order.placed_at.get_or_insert_with(Timestamp::now);
+            Command::PlaceOrder { order_id, order }
+        }
+        command => command,
+    };
     match queue_with_effect(tx, key, command.clone(), provisional) {
         Err(e) if unsure && e.code.status() == 409 => queue_without_effect(tx, key, command, provisional),
         queued => queued,
@@ -612,7 +626,10 @@ fn queued_again(tx: &Connection, earlier: Earlier, command: &Command) -> Result<
 /// an order placed offline may have become the server's since its first request named it.
 fn same_request(tx: &Connection, first: &Command, command: &Command) -> Result<bool> {
     Ok(match (first, command) {
-        (Command::PlaceOrder { order: first, .. }, Command::PlaceOrder { order, .. }) => first == order,
+        // The moment the till stamped when it queued the first is not part of the request.
+        (Command::PlaceOrder { order: first, .. }, Command::PlaceOrder { order, .. }) => {
+            NewOrder { placed_at: None, ..first.clone() } == NewOrder { placed_at: None, ..order.clone() }
+        }
         (Command::CompleteOrder { order_id: first }, Command::CompleteOrder { order_id })
         | (Command::CancelOrder { order_id: first }, Command::CancelOrder { order_id }) => {
             current_order_id(tx, *first)? == current_order_id(tx, *order_id)?
@@ -823,13 +840,14 @@ fn put_pets(
 fn put_orders(tx: &Connection, list: &[Order], seen: bool) -> Result<()> {
     let mut upsert = tx.prepare_cached(
         "INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
-                             customer_name, customer_name_folded, customer_phone, note, cancelled_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                             customer_name, customer_name_folded, customer_phone, note, cancelled_at, placed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
          ON CONFLICT (id) DO UPDATE SET pet_id = excluded.pet_id, quantity = excluded.quantity,
             ship_date = excluded.ship_date, complete = excluded.complete, created_at = excluded.created_at,
             unit_price_cents = excluded.unit_price_cents, completed_at = excluded.completed_at,
             customer_name = excluded.customer_name, customer_name_folded = excluded.customer_name_folded,
-            customer_phone = excluded.customer_phone, note = excluded.note, cancelled_at = excluded.cancelled_at",
+            customer_phone = excluded.customer_phone, note = excluded.note, cancelled_at = excluded.cancelled_at,
+            placed_at = excluded.placed_at",
     )?;
     for o in list {
         servers_order_id(o.id)?;
@@ -850,7 +868,8 @@ fn put_orders(tx: &Connection, list: &[Order], seen: bool) -> Result<()> {
             o.customer_name.as_deref().map(fold),
             o.customer_phone,
             o.note,
-            o.cancelled_at
+            o.cancelled_at,
+            o.placed_at
         ])?;
     }
     Ok(())
