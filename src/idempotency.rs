@@ -163,8 +163,10 @@ impl Request {
 
     /// `PATCH /store/orders/{id}` with `patch`. The patch's canonical JSON keeps a
     /// `"shipDate": null` apart from no `shipDate`, as the operation does.
+    /// `completedAt` is left out, as `placedAt` is from an order's.
     pub fn update_order(id: OrderId, patch: &OrderPatch) -> Result<Self> {
-        Ok(Self { fingerprint: labelled(&format!("update order {id}"), patch)?, success: OK })
+        let patch = OrderPatch { completed_at: None, ..patch.clone() };
+        Ok(Self { fingerprint: labelled(&format!("update order {id}"), &patch)?, success: OK })
     }
 
     /// `DELETE /store/orders/{id}`.

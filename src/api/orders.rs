@@ -43,7 +43,7 @@ async fn place(
     key: Idempotency,
     JsonBody(new): JsonBody<NewOrder>,
 ) -> ApiResult<Response> {
-    check_placed_at(new.placed_at, s.clock.now(), s.idempotency_window)?;
+    check_till_time("placedAt", new.placed_at, s.clock.now(), s.idempotency_window)?;
     let order = match key.in_window(&s) {
         None => s.store.place_order(new).await?,
         Some((key, now)) => first_outcome(s.store.place_order_once(key, new, now).await?)?,
@@ -62,13 +62,15 @@ async fn place(
 /// by a network that may be away, and a few minutes off must not refuse a sale.
 const PLACED_AT_SKEW: chrono::TimeDelta = chrono::TimeDelta::minutes(2);
 
-/// `placedAt`, the moment a till says it made an order, is believed within bounds: at most
+/// `placedAt` or `completedAt` (`what`), the moment a till says it made an order or
+/// completed it, is believed within bounds: at most
 /// [`PLACED_AT_SKEW`] ahead of the server's clock, and no older than twice the idempotency
 /// `window`. A till sends nothing it queued longer ago than the window (it asks staff
 /// instead), and a retry of an accepted request comes within the window of the first, so a
 /// retry is never refused for its age where its first try was taken. It is checked, never
 /// changed: the request is the idempotency key's fingerprint.
-fn check_placed_at(
+fn check_till_time(
+    what: &str,
     placed_at: Option<Timestamp>,
     now: chrono::DateTime<chrono::Utc>,
     window: chrono::TimeDelta,
@@ -76,7 +78,7 @@ fn check_placed_at(
     let Some(at) = placed_at.map(Timestamp::as_datetime) else { return Ok(()) };
     if at > now + PLACED_AT_SKEW {
         return Err(Error::validation(format!(
-            "placedAt {} is ahead of the server's clock ({}) by more than {} minutes; check the till's clock",
+            "{what} {} is ahead of the server's clock ({}) by more than {} minutes; check the till's clock",
             Timestamp::from(at),
             Timestamp::from(now),
             PLACED_AT_SKEW.num_minutes()
@@ -84,7 +86,7 @@ fn check_placed_at(
     }
     if at < now - window * 2 {
         return Err(Error::validation(format!(
-            "placedAt {} is older than the server takes a write taken offline ({} days)",
+            "{what} {} is older than the server takes a write taken offline ({} days)",
             Timestamp::from(at),
             (window * 2).num_days()
         )));
@@ -102,6 +104,12 @@ async fn update(
     key: Idempotency,
     JsonBody(patch): JsonBody<OrderPatch>,
 ) -> ApiResult<impl IntoResponse> {
+    if patch.completed_at.is_some() && patch.complete != Some(true) {
+        return Err(
+            Error::validation("completedAt goes with complete: true (when the till completed it)").into()
+        );
+    }
+    check_till_time("completedAt", patch.completed_at, s.clock.now(), s.idempotency_window)?;
     let order = match key.in_window(&s) {
         None => s.store.update_order(id, patch).await?,
         Some((key, now)) => first_outcome(s.store.update_order_once(key, id, patch, now).await?)?,

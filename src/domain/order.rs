@@ -65,6 +65,11 @@ pub struct OrderPatch {
     pub customer_phone: Option<Option<Phone>>,
     #[serde(default, deserialize_with = "double_option", skip_serializing_if = "Option::is_none")]
     pub note: Option<Option<Description>>,
+    /// With `complete: true`: when the till completed it, if earlier than now (completed
+    /// while the server could not be reached). Bounded as `NewOrder::placed_at`.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default, deserialize_with = "not_null", skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<Timestamp>,
 }
 
 impl OrderPatch {

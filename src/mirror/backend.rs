@@ -354,7 +354,7 @@ impl Mirror {
             return Ok(order);
         }
         let client = self.client();
-        let command = Command::CompleteOrder { order_id: id };
+        let command = Command::CompleteOrder { order_id: id, completed_at: None };
         let outcome = self
             .parts()
             .counter(key, command, async |key| client.update_order_once(&key, id, patch).await)

@@ -111,9 +111,10 @@ async fn send(parts: &Parts, entry: &OutboxEntry) -> Result<Sent> {
         Command::PlaceOrder { order, .. } => {
             client.place_order_once(key, order.clone()).await.map(Sent::Placed)
         }
-        Command::CompleteOrder { order_id } => {
+        Command::CompleteOrder { order_id, completed_at } => {
             let id = server_id(parts, *order_id).await?;
-            let patch = OrderPatch { complete: Some(true), ..OrderPatch::default() };
+            let patch =
+                OrderPatch { complete: Some(true), completed_at: *completed_at, ..OrderPatch::default() };
             client.update_order_once(key, id, patch).await.map(|_| Sent::Done)
         }
         Command::CancelOrder { order_id } => {
@@ -142,7 +143,9 @@ async fn server_id(parts: &Parts, order: OrderId) -> Result<OrderId> {
 /// A write about an order was refused: the order, which the mirror kept as the till left
 /// it, is read again as the server has it.
 async fn refresh_order(parts: &Parts, command: &Command) {
-    let (Command::CompleteOrder { order_id } | Command::CancelOrder { order_id }) = command else { return };
+    let (Command::CompleteOrder { order_id, .. } | Command::CancelOrder { order_id }) = command else {
+        return;
+    };
     let Ok(id) = server_id(parts, *order_id).await else { return };
     match parts.client.get_order(id).await {
         Ok(order) => {

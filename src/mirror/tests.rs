@@ -168,16 +168,22 @@ async fn a_sale_taken_offline_keeps_the_moment_it_was_made_on_the_server() {
     let mirror = Mirror::open(&dir.path().join("mirrors"), remote.client()).unwrap();
     assert!(mirror.settle(SETTLE).await);
 
+    let open = mirror.place_order(order(pets[0], 2, false)).await.unwrap();
     remote.down().await;
     let sale = mirror.place_order(order(pets[0], 1, true)).await.unwrap();
     let made = sale.placed_at.expect("stamped when taken offline");
     assert_eq!(sale.completed_at, Some(made));
+    let completed = mirror.update_order(open.id, parse(r#"{"complete": true}"#)).await.unwrap();
+    let done = completed.completed_at.expect("completed offline");
     // The server comes back a while later.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     remote.up().await;
     assert!(mirror.settle(SETTLE).await, "{:?}", *mirror.status().borrow());
 
-    let on_server = orders_of(&server).await.remove(0);
+    // The order completed offline is completed when the till did it, too.
+    let completed_on_server = server.get_order(open.id).await.unwrap();
+    assert_eq!(completed_on_server.completed_at, Some(done), "{completed_on_server:?}");
+    let on_server = server.get_order(mirror.get_order(sale.id).await.unwrap().id).await.unwrap();
     assert_eq!(on_server.placed_at, Some(made), "{on_server:?}");
     assert_eq!(on_server.completed_at, Some(made), "counted when it was made");
     let late = on_server.created_at.as_datetime() - made.as_datetime();

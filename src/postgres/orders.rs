@@ -285,9 +285,8 @@ pub(super) async fn update(c: &impl GenericClient, id: OrderId, patch: &OrderPat
     }
     if patch.complete == Some(true) {
         let sql = "UPDATE orders SET complete = true, completed_at = $2 WHERE id = $1";
-        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &Timestamp::now().to_string()])
-            .await
-            .map_err(pg)?;
+        let at = patch.completed_at.unwrap_or_else(Timestamp::now).to_string();
+        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &at]).await.map_err(pg)?;
         let pet = stock_row(c, order.pet_id).await?.ok_or_else(|| Error::internal("order without pet"))?;
         set_stock(c, order.pet_id, &pet, pet.stock, StockEvent::Completed).await?;
     }

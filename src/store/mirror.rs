@@ -460,6 +460,9 @@ fn queue(
             order.placed_at.get_or_insert_with(Timestamp::now);
             Command::PlaceOrder { order_id, order }
         }
+        Command::CompleteOrder { order_id, completed_at } if !unsure => {
+            Command::CompleteOrder { order_id, completed_at: completed_at.or_else(|| Some(Timestamp::now())) }
+        }
         command => command,
     };
     match queue_with_effect(tx, key, command.clone(), provisional) {
@@ -487,10 +490,10 @@ fn queue_with_effect(
             let pet = order.pet_id;
             (Queued::Order(placed), Command::PlaceOrder { order_id: id, order }, pet, delta)
         }
-        Command::CompleteOrder { order_id } => {
-            let patch = OrderPatch { complete: Some(true), ..OrderPatch::default() };
+        Command::CompleteOrder { order_id, completed_at } => {
+            let patch = OrderPatch { complete: Some(true), completed_at, ..OrderPatch::default() };
             let order = orders::update(tx, order_id, &patch)?;
-            (Queued::Order(order.clone()), Command::CompleteOrder { order_id }, order.pet_id, 0)
+            (Queued::Order(order.clone()), Command::CompleteOrder { order_id, completed_at }, order.pet_id, 0)
         }
         Command::CancelOrder { order_id } => {
             let order = orders::get(tx, order_id)?;
@@ -527,7 +530,7 @@ fn queue_without_effect(
             let pet = order.pet_id;
             (Queued::Order(shown), Command::PlaceOrder { order_id: id, order }, Some(pet))
         }
-        Command::CompleteOrder { order_id } => (Queued::Order(orders::get(tx, order_id)?), command, None),
+        Command::CompleteOrder { order_id, .. } => (Queued::Order(orders::get(tx, order_id)?), command, None),
         Command::CancelOrder { .. } => (Queued::Cancelled, command, None),
         Command::AdjustInventory { pet_id, .. } => {
             (Queued::Item(inventory::get(tx, pet_id)?), command, Some(pet_id))
@@ -576,7 +579,7 @@ enum Earlier {
 fn remember_sent(tx: &Connection, entry: &OutboxEntry, sent: &Sent) -> Result<()> {
     let order_id = match (sent, &entry.command) {
         (Sent::Placed(order), _) => Some(order.id),
-        (_, Command::CompleteOrder { order_id }) => Some(current_order_id(tx, *order_id)?),
+        (_, Command::CompleteOrder { order_id, .. }) => Some(current_order_id(tx, *order_id)?),
         _ => None,
     };
     keep_sent(tx, &entry.key, &entry.command, order_id)
@@ -614,7 +617,7 @@ fn queued_again(tx: &Connection, earlier: Earlier, command: &Command) -> Result<
         )));
     }
     Ok(match earlier.command {
-        Command::PlaceOrder { order_id, .. } | Command::CompleteOrder { order_id } => {
+        Command::PlaceOrder { order_id, .. } | Command::CompleteOrder { order_id, .. } => {
             Queued::Order(orders::get(tx, current_order_id(tx, order_id)?)?)
         }
         Command::CancelOrder { .. } => Queued::Cancelled,
@@ -630,7 +633,7 @@ fn same_request(tx: &Connection, first: &Command, command: &Command) -> Result<b
         (Command::PlaceOrder { order: first, .. }, Command::PlaceOrder { order, .. }) => {
             NewOrder { placed_at: None, ..first.clone() } == NewOrder { placed_at: None, ..order.clone() }
         }
-        (Command::CompleteOrder { order_id: first }, Command::CompleteOrder { order_id })
+        (Command::CompleteOrder { order_id: first, .. }, Command::CompleteOrder { order_id, .. })
         | (Command::CancelOrder { order_id: first }, Command::CancelOrder { order_id }) => {
             current_order_id(tx, *first)? == current_order_id(tx, *order_id)?
         }

@@ -180,7 +180,7 @@ pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Resu
     if patch.complete == Some(true) {
         conn.execute(
             "UPDATE orders SET complete = 1, completed_at = ?2 WHERE id = ?1",
-            params![id, Timestamp::now()],
+            params![id, patch.completed_at.unwrap_or_else(Timestamp::now)],
         )?;
         let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
         set_stock(conn, order.pet_id, &pet, pet.stock, StockEvent::Completed)?;

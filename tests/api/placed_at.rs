@@ -114,3 +114,38 @@ async fn a_retry_under_the_same_key_is_the_same_sale_whether_it_says_placed_at_o
     let item = app.get(&format!("/store/inventory/{pet}")).await.expect_status(200);
     assert_eq!(item.body["quantity"], 18, "sold once");
 }
+
+#[tokio::test]
+async fn an_order_completed_at_the_till_before_midnight_counts_on_that_day() {
+    let app = spawn_app().await;
+    let settings = json!({ "shopName": "Pets", "currency": "EUR", "timeZone": "UTC", "lowStockBelow": 5 });
+    app.put("/store/settings", settings).await.expect_status(200);
+    let pet = app.pet_with_stock("Rex", 20).await;
+    app.patch(&format!("/pets/{pet}"), json!({ "price": "10.00" })).await.expect_status(200);
+    let open = app.post("/store/orders", json!({ "petId": pet, "quantity": 3 })).await.expect_status(201);
+    let id = open.body["id"].as_i64().unwrap();
+
+    let refused =
+        app.patch(&format!("/store/orders/{id}"), json!({ "completedAt": "2026-11-23T10:00:00Z" })).await;
+    assert_eq!((refused.status.as_u16(), refused.code()), (400, "validation_failed"), "{}", refused.body);
+    assert!(refused.body["message"].as_str().unwrap().contains("complete: true"), "{}", refused.body);
+
+    let today = Utc::now().date_naive();
+    let yesterday = today.pred_opt().unwrap();
+    let done = yesterday.and_hms_opt(23, 59, 0).unwrap().and_utc();
+    let completed = app
+        .patch(
+            &format!("/store/orders/{id}"),
+            json!({ "complete": true, "completedAt": done.to_rfc3339_opts(chrono::SecondsFormat::Secs, true) }),
+        )
+        .await
+        .expect_status(200);
+    assert_eq!(parse(&completed.body["completedAt"]), done, "{}", completed.body);
+    let report =
+        app.get(&format!("/store/reports/sales?from={yesterday}&to={today}")).await.expect_status(200);
+    assert_eq!(
+        report.body[0],
+        json!({ "date": yesterday.to_string(), "orders": 1, "units": 3, "revenue": "30.00" })
+    );
+    assert_eq!(report.body[1]["orders"], 0);
+}
