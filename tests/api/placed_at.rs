@@ -149,3 +149,13 @@ async fn an_order_completed_at_the_till_before_midnight_counts_on_that_day() {
     );
     assert_eq!(report.body[1]["orders"], 0);
 }
+
+#[tokio::test]
+async fn health_tells_a_till_how_long_the_server_remembers_a_write() {
+    let app = crate::support::spawn_app_configured(|config| {
+        config.idempotency_window = std::time::Duration::from_secs(3 * 24 * 60 * 60);
+    })
+    .await;
+    let health = app.get("/health").await.expect_status(200);
+    assert_eq!(health.body["idempotencyWindowSeconds"], 3 * 24 * 60 * 60, "{}", health.body);
+}
