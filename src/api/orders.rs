@@ -9,7 +9,8 @@ use super::extract::{JsonBody, Params, PathId};
 use super::idempotency::{Idempotency, first_outcome};
 use super::paging::list_response;
 use super::state::AppState;
-use crate::domain::{NewOrder, OrderFilter, OrderId, OrderPatch};
+use crate::domain::{NewOrder, OrderFilter, OrderId, OrderPatch, Timestamp};
+use crate::error::Error;
 
 /// Says that an order a till accepted is queued there, not yet on its server.
 const PETSTORE_SYNC: &str = "petstore-sync";
@@ -42,6 +43,7 @@ async fn place(
     key: Idempotency,
     JsonBody(new): JsonBody<NewOrder>,
 ) -> ApiResult<Response> {
+    check_till_time("placedAt", new.placed_at, s.clock.now(), s.idempotency_window)?;
     let order = match key.in_window(&s) {
         None => s.store.place_order(new).await?,
         Some((key, now)) => first_outcome(s.store.place_order_once(key, new, now).await?)?,
@@ -56,6 +58,42 @@ async fn place(
     Ok(super::created(location, order))
 }
 
+/// How far ahead of the server's clock a till's may run: a till's clock is set by hand or
+/// by a network that may be away, and a few minutes off must not refuse a sale.
+const PLACED_AT_SKEW: chrono::TimeDelta = chrono::TimeDelta::minutes(2);
+
+/// `placedAt` or `completedAt` (`what`), the moment a till says it made an order or
+/// completed it, is believed within bounds: at most
+/// [`PLACED_AT_SKEW`] ahead of the server's clock, and no older than twice the idempotency
+/// `window`. A till sends nothing it queued longer ago than the window (it asks staff
+/// instead), and a retry of an accepted request comes within the window of the first, so a
+/// retry is never refused for its age where its first try was taken. It is checked, never
+/// changed: the request is the idempotency key's fingerprint.
+fn check_till_time(
+    what: &str,
+    placed_at: Option<Timestamp>,
+    now: chrono::DateTime<chrono::Utc>,
+    window: chrono::TimeDelta,
+) -> Result<(), Error> {
+    let Some(at) = placed_at.map(Timestamp::as_datetime) else { return Ok(()) };
+    if at > now + PLACED_AT_SKEW {
+        return Err(Error::validation(format!(
+            "{what} {} is ahead of the server's clock ({}) by more than {} minutes; check the till's clock",
+            Timestamp::from(at),
+            Timestamp::from(now),
+            PLACED_AT_SKEW.num_minutes()
+        )));
+    }
+    if at < now - window * 2 {
+        return Err(Error::validation(format!(
+            "{what} {} is older than the server takes a write taken offline ({} days)",
+            Timestamp::from(at),
+            (window * 2).num_days()
+        )));
+    }
+    Ok(())
+}
+
 async fn get(State(s): State<AppState>, PathId(id): PathId<OrderId>) -> ApiResult<impl IntoResponse> {
     Ok(Json(s.store.get_order(id).await?))
 }
@@ -66,6 +104,12 @@ async fn update(
     key: Idempotency,
     JsonBody(patch): JsonBody<OrderPatch>,
 ) -> ApiResult<impl IntoResponse> {
+    if patch.completed_at.is_some() && patch.complete != Some(true) {
+        return Err(
+            Error::validation("completedAt goes with complete: true (when the till completed it)").into()
+        );
+    }
+    check_till_time("completedAt", patch.completed_at, s.clock.now(), s.idempotency_window)?;
     let order = match key.in_window(&s) {
         None => s.store.update_order(id, patch).await?,
         Some((key, now)) => first_outcome(s.store.update_order_once(key, id, patch, now).await?)?,

@@ -22,6 +22,11 @@ const SILENCE: Duration = Duration::from_secs(40);
 /// silence check does its work. Past this a stream is simply opened again.
 const STREAM_LIFETIME: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// The largest event taken from the stream. A change event is a few hundred bytes; an
+/// event that has not ended by this size is not the Petstore's, and buffering it further
+/// would let a server fill the till's memory.
+pub(super) const MAX_EVENT_BYTES: usize = 1 << 20;
+
 impl Client {
     /// `GET /changes`: up to `limit` changes after `since`, or, without `since`, none and
     /// the feed's position now (to follow it from, after reading everything).
@@ -35,7 +40,7 @@ impl Client {
 
     /// Follows the feed after `since`, or from now.
     pub fn follow(&self, since: Option<u64>) -> Follower {
-        Follower { client: self.clone(), since, stream: None, buffer: Vec::new() }
+        Follower { client: self.clone(), since, stream: None, buffer: Vec::new(), scanned: 0 }
     }
 }
 
@@ -48,6 +53,9 @@ pub struct Follower {
     stream: Option<reqwest::Response>,
     /// Bytes received and not yet made into events.
     buffer: Vec<u8>,
+    /// How much of `buffer` is known to hold no event's end: each byte is scanned once,
+    /// however many chunks an event comes in.
+    scanned: usize,
 }
 
 /// One event of the stream, as the SSE format spells it.
@@ -74,7 +82,7 @@ impl Follower {
     /// `bad_response`), after which calling again connects anew.
     pub async fn next(&mut self) -> Result<FeedChange> {
         loop {
-            if let Some(event) = take_event(&mut self.buffer) {
+            if let Some(event) = take_event(&mut self.buffer, &mut self.scanned) {
                 match event.kind.as_str() {
                     "change" => {
                         let change: FeedChange = serde_json::from_str(&event.data)
@@ -92,6 +100,14 @@ impl Follower {
                     _ => continue,
                 }
             }
+            if self.buffer.len() > MAX_EVENT_BYTES {
+                // No event ends in what is held: it is over the limit (a chunk is bounded
+                // by the HTTP stack's read buffer, so this holds little more than it).
+                return Err(self.bad(format_args!(
+                    "an event of more than {} KiB without an end",
+                    MAX_EVENT_BYTES >> 10
+                )));
+            }
             if self.stream.is_none() {
                 self.connect().await?;
             }
@@ -103,6 +119,9 @@ impl Follower {
                 Err(_) => return Err(self.cut(&format!("nothing came for {} s", SILENCE.as_secs()))),
             };
             self.buffer.extend_from_slice(&chunk);
+            // A server that sends without pause makes every chunk ready at once: give the
+            // runtime its turn, so that time-outs around this call fire and other tasks run.
+            tokio::task::coop::consume_budget().await;
         }
     }
 
@@ -125,6 +144,7 @@ impl Follower {
             return Err(call.bad_response(format_args!("a {content_type:?} body instead of an event stream")));
         }
         self.buffer.clear();
+        self.scanned = 0;
         self.stream = Some(response);
         Ok(())
     }
@@ -132,6 +152,7 @@ impl Follower {
     fn disconnect(&mut self) {
         self.stream = None;
         self.buffer.clear();
+        self.scanned = 0;
     }
 
     /// The stream is gone: an `unreachable` error (the next call connects again).
@@ -148,11 +169,18 @@ impl Follower {
 }
 
 /// Takes the first whole event out of `buffer` (comments and unknown fields skipped), if
-/// one has arrived: lines up to a blank line, each `field: value`.
-fn take_event(buffer: &mut Vec<u8>) -> Option<Event> {
+/// one has arrived: lines up to a blank line, each `field: value`. The search starts where
+/// the last one left off (`scanned`), so a long event costs one pass, not one per chunk.
+fn take_event(buffer: &mut Vec<u8>, scanned: &mut usize) -> Option<Event> {
     loop {
-        let end = buffer.windows(2).position(|w| w == b"\n\n")?;
+        // One byte back: the first `\n` of the pair may have ended the last chunk.
+        let from = scanned.saturating_sub(1);
+        let Some(end) = buffer[from..].windows(2).position(|w| w == b"\n\n").map(|at| from + at) else {
+            *scanned = buffer.len();
+            return None;
+        };
         let block: Vec<u8> = buffer.drain(..end + 2).collect();
+        *scanned = 0;
         let block = String::from_utf8_lossy(&block);
         let mut event = Event { kind: "message".to_owned(), data: String::new() };
         let mut fields = 0;
@@ -186,10 +214,21 @@ mod tests {
     fn events_are_cut_at_blank_lines_and_comments_are_skipped() {
         let mut buffer =
             b": keep-alive\n\nid: 7\nevent: change\ndata: {\"a\":1}\n\nid: 8\nevent: ch".to_vec();
-        assert_eq!(take_event(&mut buffer), Some(Event { kind: "change".into(), data: "{\"a\":1}".into() }));
-        assert_eq!(take_event(&mut buffer), None, "the rest has not arrived yet");
-        buffer.extend_from_slice(b"ange\ndata: x\ndata: y\n\n");
-        assert_eq!(take_event(&mut buffer), Some(Event { kind: "change".into(), data: "x\ny".into() }));
+        let mut scanned = 0;
+        assert_eq!(
+            take_event(&mut buffer, &mut scanned),
+            Some(Event { kind: "change".into(), data: "{\"a\":1}".into() })
+        );
+        assert_eq!(take_event(&mut buffer, &mut scanned), None, "the rest has not arrived yet");
+        assert_eq!(scanned, buffer.len());
+        buffer.extend_from_slice(b"ange\ndata: x\ndata: y\n");
+        assert_eq!(take_event(&mut buffer, &mut scanned), None);
+        // The blank line's `\n` comes in the next chunk, right after the one that ended it.
+        buffer.extend_from_slice(b"\n");
+        assert_eq!(
+            take_event(&mut buffer, &mut scanned),
+            Some(Event { kind: "change".into(), data: "x\ny".into() })
+        );
         assert!(buffer.is_empty());
     }
 }

@@ -13,13 +13,15 @@ mod base_url;
 mod errors;
 mod feed;
 mod once;
+mod retry_after;
 mod transport;
 
 #[cfg(test)]
 mod tests;
 
 use std::fmt;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use reqwest::header::HeaderValue;
 
@@ -77,6 +79,9 @@ pub struct Client {
     /// `Bearer <key>`, marked sensitive so the HTTP stack never prints it.
     authorization: HeaderValue,
     config: ClientConfig,
+    /// Until when the server asked not to be sent anything more (`Retry-After` of a 503 or
+    /// 429), shared by the clones.
+    not_before: Arc<Mutex<Option<Instant>>>,
 }
 
 impl Client {
@@ -100,7 +105,7 @@ impl Client {
             .user_agent(concat!("petstore-client/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(Error::internal)?;
-        Ok(Self { http, base, authorization, config })
+        Ok(Self { http, base, authorization, config, not_before: Arc::default() })
     }
 
     /// The server's address as shown to people (no trailing slash).
@@ -110,6 +115,13 @@ impl Client {
 
     pub fn config(&self) -> ClientConfig {
         self.config
+    }
+
+    /// How long the server last asked to be left alone (`Retry-After`) from now, if it did
+    /// and the time has not passed: a caller that retries waits at least this long.
+    pub fn asked_to_wait(&self) -> Option<Duration> {
+        let until = (*self.not_before.lock().expect("never poisoned"))?;
+        until.checked_duration_since(Instant::now()).filter(|wait| !wait.is_zero())
     }
 }
 

@@ -10,13 +10,34 @@
 //! A key must be 1 to 255 printable ASCII characters; another is refused with
 //! `validation_failed` before anything is sent.
 
+use std::time::Duration;
+
 use reqwest::Method;
 
 use super::Client;
 use crate::domain::{InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId};
 use crate::error::Result;
 
+/// How long a server keeps a key unless it says: its default.
+pub const DEFAULT_IDEMPOTENCY_WINDOW: Duration = crate::server::DEFAULT_WINDOW;
+
+/// The most of `GET /health` the till reads.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Health {
+    idempotency_window_seconds: Option<u64>,
+}
+
 impl Client {
+    /// How long the server keeps an `Idempotency-Key` (`GET /health`); a server that does
+    /// not say keeps them for the default. A write queued longer ago than this must not be
+    /// sent again blindly: if an earlier try of it reached the server, the server no longer
+    /// knows, and would apply it twice.
+    pub async fn idempotency_window(&self) -> Result<Duration> {
+        let health: Health = self.send(Method::GET, &["health"], &[]).await?.json()?;
+        Ok(health.idempotency_window_seconds.map_or(DEFAULT_IDEMPOTENCY_WINDOW, Duration::from_secs))
+    }
+
     /// `POST /store/orders` under `key`.
     pub async fn place_order_once(&self, key: &str, new: NewOrder) -> Result<Order> {
         self.send_once(Method::POST, &["store", "orders"], key, Some(&new)).await?.json()

@@ -183,3 +183,47 @@ fn a_blank_or_unsendable_key_is_refused_without_echoing_it() {
     assert_eq!(e.code, ErrorCode::ValidationFailed);
     assert!(!e.message.contains("abc"));
 }
+
+/// An `/events` stream on loopback whose one event never ends: `data:` lines without the
+/// blank line that closes an event, as fast as the connection takes them.
+async fn endless_event_server() -> String {
+    use axum::body::{Body, Bytes};
+    let line = Bytes::from(format!("data: {}\n", "x".repeat(16 << 10)));
+    let app = axum::Router::new().route(
+        "/events",
+        axum::routing::get(move || {
+            let line = line.clone();
+            async move {
+                let body = Body::from_stream(futures_util::stream::repeat_with(move || {
+                    Ok::<_, std::convert::Infallible>(line.clone())
+                }));
+                ([("content-type", "text/event-stream")], body)
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    base
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_that_never_ends_is_refused_at_a_megabyte_and_a_timeout_around_it_fires() {
+    let base = endless_event_server().await;
+    // The follower on a thread of its own with a one-thread runtime, as a till's task may
+    // be: a loop that never yields would keep the 20 s timeout from ever firing there, and
+    // this thread would then wait in vain.
+    let (done, outcome) = mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let result = runtime.block_on(async {
+            let mut follower = Client::new(&base, KEY).unwrap().follow(Some(0));
+            tokio::time::timeout(Duration::from_secs(20), follower.next()).await
+        });
+        let _ = done.send(result.map(|next| next.map(|change| change.seq)));
+    });
+    let result = outcome.recv_timeout(Duration::from_secs(60)).expect("the follower gives up within 60 s");
+    let e = result.expect("refused before the 20 s timeout").unwrap_err();
+    assert_eq!(e.code, ErrorCode::BadResponse, "{e:?}");
+    assert!(e.message.contains("an event of more than 1024 KiB"), "{}", e.message);
+}

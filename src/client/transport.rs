@@ -10,6 +10,7 @@ use serde::de::DeserializeOwned;
 use super::Client;
 use super::base_url::BaseUrl;
 use super::errors::{self, Call};
+use super::retry_after;
 use crate::domain::Paged;
 use crate::error::{Error, Result};
 use crate::idempotency::IdempotencyKey;
@@ -165,6 +166,9 @@ impl Client {
             .await
             .map_err(|e| self.transport(call, &e))?;
         let status = response.status();
+        if let Some(wait) = retry_after::asked(&response) {
+            *self.not_before.lock().expect("never poisoned") = Some(std::time::Instant::now() + wait);
+        }
         // The path only: a log line never carries the query, let alone the key.
         tracing::debug!(method = %call.method, path = call.path, status = status.as_u16(), "petstore client request");
         if status.is_redirection() {

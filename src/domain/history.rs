@@ -107,7 +107,7 @@ const ENTRIES: &str = "
            CASE WHEN a.order_id IS NULL THEN 0 ELSE 2 END AS rank, a.id AS tie
       FROM inventory_adjustments a WHERE a.pet_id = {pet}
     UNION ALL
-    SELECT CASE WHEN o.complete AND o.completed_at = o.created_at THEN 'counter_sale' ELSE 'order_placed' END,
+    SELECT CASE WHEN o.complete AND o.completed_at = coalesce(o.placed_at, o.created_at) THEN 'counter_sale' ELSE 'order_placed' END,
            CAST(-(o.quantity + coalesce((SELECT sum(c.delta) FROM inventory_adjustments c
                                           WHERE c.order_id = o.id), 0)) AS bigint),
            o.created_at, NULL, o.id, 1, o.id
@@ -115,7 +115,7 @@ const ENTRIES: &str = "
     UNION ALL
     SELECT 'order_completed', 0, o.completed_at, NULL, o.id, 3, o.id
       FROM orders o
-     WHERE o.pet_id = {pet} AND o.completed_at IS NOT NULL AND o.completed_at <> o.created_at
+     WHERE o.pet_id = {pet} AND o.completed_at IS NOT NULL AND o.completed_at <> coalesce(o.placed_at, o.created_at)
     UNION ALL
     SELECT 'order_cancelled', o.quantity, o.cancelled_at, NULL, o.id, 4, o.id
       FROM orders o WHERE o.pet_id = {pet} AND o.cancelled_at IS NOT NULL";

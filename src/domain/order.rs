@@ -38,6 +38,12 @@ pub struct NewOrder {
     #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<Description>,
+    /// When the till made it, if that was earlier than now: a sale taken offline and sent
+    /// when the server could be reached again. The server keeps it beside its own time of
+    /// receipt (`createdAt`), within bounds (`api::orders`).
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placed_at: Option<Timestamp>,
 }
 
 /// Body of `PATCH /store/orders/{orderId}`.
@@ -59,6 +65,11 @@ pub struct OrderPatch {
     pub customer_phone: Option<Option<Phone>>,
     #[serde(default, deserialize_with = "double_option", skip_serializing_if = "Option::is_none")]
     pub note: Option<Option<Description>>,
+    /// With `complete: true`: when the till completed it, if earlier than now (completed
+    /// while the server could not be reached). Bounded as `NewOrder::placed_at`.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default, deserialize_with = "not_null", skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<Timestamp>,
 }
 
 impl OrderPatch {
@@ -76,7 +87,12 @@ pub struct Order {
     pub quantity: i64,
     pub ship_date: Option<Timestamp>,
     pub complete: bool,
+    /// When the server received it.
     pub created_at: Timestamp,
+    /// When the till made it, if it said (an order taken offline); null when it was placed
+    /// straight on the server, at `createdAt`.
+    #[serde(default)]
+    pub placed_at: Option<Timestamp>,
     /// The pet's price when the order was placed; none if it had none.
     pub unit_price: Option<Price>,
     /// `unitPrice` times `quantity`, kept right when the quantity changes.
@@ -101,9 +117,10 @@ impl NewOrder {
             ship_date: self.ship_date,
             complete: self.complete,
             created_at: now,
+            placed_at: self.placed_at,
             unit_price,
             total: Order::total_of(unit_price, quantity),
-            completed_at: self.complete.then_some(now),
+            completed_at: self.complete.then_some(self.placed_at.unwrap_or(now)),
             customer_name: self.customer_name.as_ref().map(|n| n.as_str().to_owned()),
             customer_phone: self.customer_phone.as_ref().map(|p| p.as_str().to_owned()),
             note: self.note.as_ref().map(|n| n.as_str().to_owned()),

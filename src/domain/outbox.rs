@@ -32,6 +32,11 @@ pub enum Command {
     },
     CompleteOrder {
         order_id: OrderId,
+        /// When the till completed it, stamped when it was queued (unless it may already
+        /// be on the server): sent as the patch's `completedAt`.
+        #[cfg_attr(feature = "ts", ts(optional))]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        completed_at: Option<Timestamp>,
     },
     CancelOrder {
         order_id: OrderId,
@@ -62,7 +67,7 @@ impl Command {
     pub fn order_id(&self) -> Option<OrderId> {
         match self {
             Self::PlaceOrder { order_id, .. }
-            | Self::CompleteOrder { order_id }
+            | Self::CompleteOrder { order_id, .. }
             | Self::CancelOrder { order_id } => Some(*order_id),
             Self::AdjustInventory { .. } => None,
         }
@@ -73,7 +78,9 @@ impl Command {
     pub fn waits_on_provisional_order(&self) -> bool {
         match self {
             Self::PlaceOrder { .. } | Self::AdjustInventory { .. } => false,
-            Self::CompleteOrder { order_id } | Self::CancelOrder { order_id } => order_id.is_provisional(),
+            Self::CompleteOrder { order_id, .. } | Self::CancelOrder { order_id } => {
+                order_id.is_provisional()
+            }
         }
     }
 
@@ -86,7 +93,7 @@ impl Command {
             Self::PlaceOrder { order, .. } => {
                 format!("order of {} of pet {}", order.quantity.get(), order.pet_id)
             }
-            Self::CompleteOrder { order_id } => format!("completing order {order_id}"),
+            Self::CompleteOrder { order_id, .. } => format!("completing order {order_id}"),
             Self::CancelOrder { order_id } => format!("cancelling order {order_id}"),
             Self::AdjustInventory { pet_id, adjustment } => {
                 format!("stock of pet {pet_id} {:+} ({})", adjustment.delta.get(), adjustment.reason.as_str())
@@ -140,6 +147,9 @@ pub struct OutboxEntry {
     /// Why the server refused it, in its words, while it needs attention.
     pub reason: Option<String>,
     pub created_at: Timestamp,
+    /// The name of the pet it is about, as the till has it now: what staff read, rather
+    /// than an id.
+    pub pet_name: Option<String>,
 }
 
 /// How many queued writes wait, and how many need attention: the badge.

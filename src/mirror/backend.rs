@@ -21,10 +21,15 @@ impl Parts {
         matches!(status.state, SyncState::Offline { .. }) || status.outbox.pending > 0
     }
 
-    /// The server could not be reached: say so from now (keeping when it began).
+    /// The server could not be reached: say so from now (keeping when it began, and
+    /// saying why as of the last try).
     pub(super) fn went_offline(&self, e: &Error) {
-        self.status.send_if_modified(|s| match &s.state {
-            SyncState::Offline { .. } => false,
+        self.status.send_if_modified(|s| match &mut s.state {
+            SyncState::Offline { reason, .. } if *reason == e.message => false,
+            SyncState::Offline { reason, .. } => {
+                reason.clone_from(&e.message);
+                true
+            }
             _ => {
                 s.state = SyncState::Offline { since: Timestamp::now(), reason: e.message.clone() };
                 true
@@ -349,7 +354,7 @@ impl Mirror {
             return Ok(order);
         }
         let client = self.client();
-        let command = Command::CompleteOrder { order_id: id };
+        let command = Command::CompleteOrder { order_id: id, completed_at: None };
         let outcome = self
             .parts()
             .counter(key, command, async |key| client.update_order_once(&key, id, patch).await)

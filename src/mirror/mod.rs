@@ -16,6 +16,7 @@
 //! server's state and the outbox's never race each other into the mirror.
 
 mod backend;
+mod backoff;
 mod database;
 mod replay;
 mod status;
@@ -69,8 +70,8 @@ impl Drop for Inner {
 }
 
 /// The first pause before the server is tried again after a failure, and the longest.
-const RETRY_FIRST: Duration = Duration::from_millis(250);
-const RETRY_MOST: Duration = Duration::from_secs(5);
+const RETRY_FIRST: Duration = backoff::FIRST;
+const RETRY_MOST: Duration = backoff::MOST;
 
 impl Mirror {
     /// Opens (creating if needed) the mirror of `client`'s remote in `dir` and starts
@@ -208,5 +209,9 @@ fn is_key_refused(e: &Error) -> bool {
     matches!(e.code, ErrorCode::Unauthorized | ErrorCode::Forbidden)
 }
 
+#[cfg(test)]
+mod liar;
+#[cfg(test)]
+mod lying_server_tests;
 #[cfg(test)]
 mod tests;

@@ -14,6 +14,8 @@
 //!    is sent again, from the same write, once the server answers.
 //! 6. The key refused (401, 403): the queue stops until the key is changed.
 
+use std::time::Duration;
+
 use super::take::{Stop, put};
 use super::{Parts, is_key_refused, is_offline};
 use crate::Petstore;
@@ -43,8 +45,21 @@ async fn drain_from(
     sent_any: &mut bool,
     touched: &mut std::collections::BTreeSet<PetId>,
 ) -> Result<(), Stop> {
+    let mut window = None;
     while let Some(entry) = parts.store.outbox_next().await? {
         *sent_any = true;
+        // Asked once a drain, and only when there is something to send.
+        let window = match window {
+            Some(window) => window,
+            None => *window.insert(parts.client.idempotency_window().await?),
+        };
+        if let Some(reason) = too_old(&entry, window, Timestamp::now()) {
+            tracing::info!(write = %entry.command.describe(), "a write taken offline is older than the server keeps keys; it needs attention");
+            parts.store.outbox_refused(entry.seq, reason).await?;
+            touched.extend(entry.command.pet_id());
+            parts.counts_changed().await;
+            continue;
+        }
         match send(parts, &entry).await {
             Ok(sent) => {
                 touched.extend(entry.command.pet_id());
@@ -65,15 +80,41 @@ async fn drain_from(
     Ok(())
 }
 
+/// Why `entry` must not be sent now, if it was queued longer ago than the server's
+/// idempotency `window`: a try of it that reached the server (its answer lost) is no
+/// longer known there, so sending it again could sell twice. Staff check and decide.
+fn too_old(entry: &OutboxEntry, window: Duration, now: Timestamp) -> Option<String> {
+    let age = (now.as_datetime() - entry.created_at.as_datetime()).to_std().ok()?;
+    (age >= window).then(|| {
+        format!(
+            "taken offline {} ago, longer than the server remembers a write ({}): if it reached the server before, sending it again would make it twice. Check the server's orders, then send it again or drop it",
+            human(age),
+            human(window)
+        )
+    })
+}
+
+/// A duration in the largest whole unit: "8 days", "3 h", "45 min", "20 s".
+fn human(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        s if s >= 2 * 86_400 => format!("{} days", s / 86_400),
+        s if s >= 3_600 => format!("{} h", s / 3_600),
+        s if s >= 60 => format!("{} min", s / 60),
+        s => format!("{s} s"),
+    }
+}
+
 async fn send(parts: &Parts, entry: &OutboxEntry) -> Result<Sent> {
     let (client, key) = (&parts.client, entry.key.as_str());
     match &entry.command {
         Command::PlaceOrder { order, .. } => {
             client.place_order_once(key, order.clone()).await.map(Sent::Placed)
         }
-        Command::CompleteOrder { order_id } => {
+        Command::CompleteOrder { order_id, completed_at } => {
             let id = server_id(parts, *order_id).await?;
-            let patch = OrderPatch { complete: Some(true), ..OrderPatch::default() };
+            let patch =
+                OrderPatch { complete: Some(true), completed_at: *completed_at, ..OrderPatch::default() };
             client.update_order_once(key, id, patch).await.map(|_| Sent::Done)
         }
         Command::CancelOrder { order_id } => {
@@ -102,7 +143,9 @@ async fn server_id(parts: &Parts, order: OrderId) -> Result<OrderId> {
 /// A write about an order was refused: the order, which the mirror kept as the till left
 /// it, is read again as the server has it.
 async fn refresh_order(parts: &Parts, command: &Command) {
-    let (Command::CompleteOrder { order_id } | Command::CancelOrder { order_id }) = command else { return };
+    let (Command::CompleteOrder { order_id, .. } | Command::CancelOrder { order_id }) = command else {
+        return;
+    };
     let Ok(id) = server_id(parts, *order_id).await else { return };
     match parts.client.get_order(id).await {
         Ok(order) => {

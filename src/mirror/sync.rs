@@ -8,9 +8,10 @@ use std::collections::{BTreeSet, HashMap};
 
 use futures_util::stream::{self, StreamExt};
 
+use super::backoff::{self, Backoff, COPY_SPREAD};
 use super::status::SyncState;
 use super::take::{PETS_PER_READ, Stop, put, read_pets};
-use super::{Parts, RETRY_FIRST, RETRY_MOST, replay};
+use super::{Parts, RETRY_MOST, replay};
 use crate::Petstore;
 use crate::client::Follower;
 use crate::domain::*;
@@ -22,6 +23,10 @@ const FEED_PAGE: u32 = 500;
 /// Reads of the copy in flight at once, and pages put into the mirror in one write.
 const READS_IN_FLIGHT: usize = 4;
 const PAGES_PER_WRITE: usize = 50;
+/// The most room made ahead from a count the server announces (`X-Total-Count`): a
+/// hint for the memory to reserve, never a promise; a real shop's pets fit, a lie of a
+/// trillion does not take the till down.
+const CAPACITY_HINT_MOST: u64 = 1 << 20;
 /// How many orders each page of the copy shares with the one before.
 const ORDER_PAGE_OVERLAP: u32 = 10;
 
@@ -38,16 +43,19 @@ pub(super) async fn run(parts: Parts, origin: String) {
     parts.status.send_modify(|s| s.position = position);
     parts.counts_changed().await;
     let mut follower: Option<Follower> = None;
-    let mut pause = RETRY_FIRST;
+    let mut backoff = Backoff::new();
     loop {
         match step(&parts, &mut position, &mut follower).await {
-            Ok(()) => pause = RETRY_FIRST,
-            Err(Stop::Recopy) => position = None,
+            Ok(()) => backoff.reset(),
+            Err(Stop::Recopy) => {
+                position = None;
+                // Every till is sent to copy anew at once: each starts at its own moment.
+                tokio::time::sleep(backoff::random_up_to(COPY_SPREAD)).await;
+            }
             Err(Stop::Offline(e)) => {
                 parts.went_offline(&e);
                 follower = None;
-                wait(&parts, pause).await;
-                pause = (pause * 2).min(RETRY_MOST);
+                back_off(&parts, &mut backoff).await;
             }
             Err(Stop::KeyRefused(e)) => {
                 tracing::warn!(error = %e.message, "the server refused the API key; the mirror waits for a new one");
@@ -55,13 +63,28 @@ pub(super) async fn run(parts: Parts, origin: String) {
                 follower = None;
                 parts.wake.notified().await;
             }
+            Err(Stop::FeedCut(e)) => {
+                tracing::debug!(error = %e.message, "the change feed's stream ended; reading the feed again");
+                follower = None;
+                back_off(&parts, &mut backoff).await;
+            }
             Err(Stop::Failed(e)) => {
                 tracing::warn!(error = %e.message, "syncing the mirror failed; trying again");
-                wait(&parts, pause).await;
-                pause = (pause * 2).min(RETRY_MOST);
+                back_off(&parts, &mut backoff).await;
             }
         }
     }
+}
+
+/// The pause after a failure: what the server asked for (`Retry-After`) whatever happens,
+/// then the random rest, which a queued write cuts short.
+async fn back_off(parts: &Parts, backoff: &mut Backoff) {
+    let asked = parts.client.asked_to_wait();
+    let pause = backoff.next(asked);
+    if let Some(asked) = asked {
+        tokio::time::sleep(asked).await;
+    }
+    wait(parts, pause.saturating_sub(asked.unwrap_or_default())).await;
 }
 
 /// Until `pause` ends or a write is queued.
@@ -105,6 +128,7 @@ async fn step(
                     *follower = parts.client.follow(None);
                     return Ok(());
                 }
+                Err(e) if e.code == ErrorCode::Unreachable => return Err(Stop::FeedCut(e)),
                 Err(e) => return Err(Stop::from(e)),
             },
             () = parts.wake.notified() => return Ok(()),
@@ -119,6 +143,18 @@ async fn catch_up(parts: &Parts, since: u64) -> Result<u64, Stop> {
         let page = parts.client.changes(Some(at), FEED_PAGE).await?;
         if page.changes.is_empty() {
             return Ok(at);
+        }
+        if page.next <= at {
+            // Read again from the same place, the same page would come back, as fast as
+            // the server answers: a server fault, which the task backs off from.
+            return Err(Stop::Offline(Error::new(
+                ErrorCode::BadResponse,
+                format!(
+                    "the server's change feed did not move on: after change {at} it gave {} changes and the next place {}",
+                    page.changes.len(),
+                    page.next
+                ),
+            )));
         }
         if page.changes.len() as u32 == FEED_PAGE {
             parts.set_state(SyncState::CatchingUp);
@@ -209,16 +245,24 @@ async fn copy(parts: &Parts) -> Result<u64, Stop> {
     let total = last.total;
     let last = last.items.first().map_or(0, |p| p.id.get());
     parts.set_state(SyncState::Copying { done: 0, total: Some(total) });
+    // The pages are read until one is not full: `X-Total-Count` only sizes the map, and
+    // only up to what a shop can hold, since a server could announce anything.
     let filter = InventoryFilter::default();
-    let offsets = (0..total.div_ceil(u64::from(Page::MAX_LIMIT)) as u32 + 1).map(|n| {
+    let offsets = (0..=Page::MAX_OFFSET / Page::MAX_LIMIT).map(|n| {
         let filter = filter.clone();
         async move { client.list_inventory(filter, Page::new(Page::MAX_LIMIT, n * Page::MAX_LIMIT)?).await }
     });
-    let mut stock = HashMap::with_capacity(total as usize);
+    let mut stock = HashMap::with_capacity(total.min(CAPACITY_HINT_MOST) as usize);
     let mut pages = stream::iter(offsets).buffered(READS_IN_FLIGHT);
     while let Some(page) = pages.next().await {
-        stock.extend(page?.items.into_iter().map(|item| (item.pet_id, item)));
+        let page = page?;
+        let full = page.items.len() as u32 == Page::MAX_LIMIT;
+        stock.extend(page.items.into_iter().map(|item| (item.pet_id, item)));
+        if !full {
+            break;
+        }
     }
+    drop(pages);
 
     // Pets by ranges of ids: each read is an index lookup on either engine, where a deep
     // OFFSET would cost more the further it goes.

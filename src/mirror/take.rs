@@ -21,6 +21,10 @@ pub(super) enum Stop {
     Recopy,
     /// Something else failed (the mirror's own file): log, pause, try again.
     Failed(Error),
+    /// The change feed's stream ended or broke while the mirror was synced: the server
+    /// may well be there (a stream has a lifetime, a proxy cuts long answers). Not offline
+    /// until a request says so: pause, then read the feed again.
+    FeedCut(Error),
 }
 
 impl From<Error> for Stop {

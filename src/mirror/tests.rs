@@ -14,8 +14,8 @@ use crate::client::ClientConfig;
 use crate::domain::*;
 use crate::server::{Application, ServerConfig};
 
-const KEY: &str = "psk_mirror-test-key-0123456789abcdef0123456789";
-const SETTLE: Duration = Duration::from_secs(20);
+pub(super) const KEY: &str = "psk_mirror-test-key-0123456789abcdef0123456789";
+pub(super) const SETTLE: Duration = Duration::from_secs(20);
 
 /// A server over `store`; stopping it frees the port for the next start.
 struct Remote {
@@ -57,12 +57,12 @@ impl Remote {
     }
 }
 
-fn parse<T: serde::de::DeserializeOwned>(json: &str) -> T {
+pub(super) fn parse<T: serde::de::DeserializeOwned>(json: &str) -> T {
     serde_json::from_str(json).unwrap()
 }
 
 /// A shop of `pets` pets in two categories, each with `stock` in stock.
-async fn shop(dir: &Path, pets: usize, stock: i64) -> (Store, Vec<PetId>) {
+pub(super) async fn shop(dir: &Path, pets: usize, stock: i64) -> (Store, Vec<PetId>) {
     let store = Store::open(dir.join("server.db")).unwrap();
     let dogs = store.create_category(parse(r#"{"name": "Dogs"}"#)).await.unwrap();
     store.create_category(parse(r#"{"name": "Cats"}"#)).await.unwrap();
@@ -76,15 +76,15 @@ async fn shop(dir: &Path, pets: usize, stock: i64) -> (Store, Vec<PetId>) {
     (store, ids)
 }
 
-fn order(pet: PetId, quantity: i64, complete: bool) -> NewOrder {
+pub(super) fn order(pet: PetId, quantity: i64, complete: bool) -> NewOrder {
     parse(&format!(r#"{{"petId": {pet}, "quantity": {quantity}, "complete": {complete}}}"#))
 }
 
-async fn orders_of(store: &impl Petstore) -> Vec<Order> {
+pub(super) async fn orders_of(store: &impl Petstore) -> Vec<Order> {
     store.list_orders(OrderFilter::default(), Page::new(100, 0).unwrap()).await.unwrap().items
 }
 
-async fn stock_of(store: &impl Petstore, pet: PetId) -> i64 {
+pub(super) async fn stock_of(store: &impl Petstore, pet: PetId) -> i64 {
     store.get_inventory(pet).await.unwrap().quantity
 }
 
@@ -158,6 +158,37 @@ async fn sales_taken_offline_reach_the_server_once_when_it_returns() {
     // Replayed again (a lost answer, a restart): nothing more is placed.
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(orders_of(&server).await.len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sale_taken_offline_keeps_the_moment_it_was_made_on_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, pets) = shop(dir.path(), 1, 10).await;
+    let mut remote = Remote::start(server.clone()).await;
+    let mirror = Mirror::open(&dir.path().join("mirrors"), remote.client()).unwrap();
+    assert!(mirror.settle(SETTLE).await);
+
+    let open = mirror.place_order(order(pets[0], 2, false)).await.unwrap();
+    remote.down().await;
+    let sale = mirror.place_order(order(pets[0], 1, true)).await.unwrap();
+    let made = sale.placed_at.expect("stamped when taken offline");
+    assert_eq!(sale.completed_at, Some(made));
+    let completed = mirror.update_order(open.id, parse(r#"{"complete": true}"#)).await.unwrap();
+    let done = completed.completed_at.expect("completed offline");
+    // The server comes back a while later.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    remote.up().await;
+    assert!(mirror.settle(SETTLE).await, "{:?}", *mirror.status().borrow());
+
+    // The order completed offline is completed when the till did it, too.
+    let completed_on_server = server.get_order(open.id).await.unwrap();
+    assert_eq!(completed_on_server.completed_at, Some(done), "{completed_on_server:?}");
+    let on_server = server.get_order(mirror.get_order(sale.id).await.unwrap().id).await.unwrap();
+    assert_eq!(on_server.placed_at, Some(made), "{on_server:?}");
+    assert_eq!(on_server.completed_at, Some(made), "counted when it was made");
+    let late = on_server.created_at.as_datetime() - made.as_datetime();
+    assert!(late >= chrono::TimeDelta::seconds(1), "received later: {late}");
+    assert_eq!(mirror.get_order(sale.id).await.unwrap(), on_server);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

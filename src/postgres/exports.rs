@@ -52,5 +52,5 @@ pub(super) async fn orders_after(
         .query(&c.prepare_cached(&sql).await.map_err(pg)?, &[&after, &i64::from(limit), &from, &to])
         .await
         .map_err(pg)?;
-    rows.iter().map(|r| Ok(OrderExport { order: orders::from_row(r, 0)?, pet_name: col(r, 12)? })).collect()
+    rows.iter().map(|r| Ok(OrderExport { order: orders::from_row(r, 0)?, pet_name: col(r, 13)? })).collect()
 }

@@ -31,7 +31,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 pub(super) const COLUMNS: &str =
     "id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
-                       customer_name, customer_phone, note, cancelled_at";
+                       customer_name, customer_phone, note, cancelled_at, placed_at";
 
 /// An order from `r`, whose columns from `at` on are [`COLUMNS`].
 pub(super) fn from_row(r: &Row, at: usize) -> Result<Order> {
@@ -44,6 +44,7 @@ pub(super) fn from_row(r: &Row, at: usize) -> Result<Order> {
         ship_date: col(r, at + 3)?,
         complete: col(r, at + 4)?,
         created_at: col(r, at + 5)?,
+        placed_at: col(r, at + 12)?,
         unit_price,
         total: Order::total_of(unit_price, quantity),
         completed_at: col(r, at + 7)?,
@@ -106,14 +107,15 @@ async fn get_locked(c: &impl GenericClient, id: OrderId) -> Result<Order> {
 
 /// The order's own fields as bound parameters after the pet and the quantity: ship date,
 /// complete, created at, completed at, customer name (and folded), phone, note.
-fn own_fields(new: &NewOrder, now: Timestamp) -> [Option<String>; 6] {
+fn own_fields(new: &NewOrder, now: Timestamp) -> [Option<String>; 7] {
     [
         new.ship_date.map(|t| t.to_string()),
-        new.complete.then(|| now.to_string()),
+        new.complete.then(|| new.placed_at.unwrap_or(now).to_string()),
         new.customer_name.as_ref().map(|n| n.as_str().to_owned()),
         new.customer_name.as_ref().map(|n| n.folded()),
         new.customer_phone.as_ref().map(|p| p.as_str().to_owned()),
         new.note.as_ref().map(|n| n.as_str().to_owned()),
+        new.placed_at.map(|t| t.to_string()),
     ]
 }
 
@@ -138,15 +140,16 @@ pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result
                    RETURNING id, price_cents),
                placed AS (
                    INSERT INTO orders (pet_id, quantity, complete, created_at, unit_price_cents, ship_date,
-                                       completed_at, customer_name, customer_name_folded, customer_phone, note)
-                   SELECT id, $2, $4, $3, price_cents, $5, $6, $7, $8, $9, $10 FROM taken
+                                       completed_at, customer_name, customer_name_folded, customer_phone, note,
+                                       placed_at)
+                   SELECT id, $2, $4, $3, price_cents, $5, $6, $7, $8, $9, $10, $11 FROM taken
                    RETURNING id, unit_price_cents)
                SELECT id, unit_price_cents, NULL::text, NULL::bigint, NULL::text FROM placed
                UNION ALL
                SELECT NULL, NULL, status, stock, name FROM pets
                WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM taken)";
     let now = Timestamp::now();
-    let [ship, completed, name, folded, phone, note] = own_fields(new, now);
+    let [ship, completed, name, folded, phone, note, placed] = own_fields(new, now);
     let row = c
         .query_opt(
             &c.prepare_cached(sql).await.map_err(pg)?,
@@ -161,6 +164,7 @@ pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result
                 &folded,
                 &phone,
                 &note,
+                &placed,
             ],
         )
         .await
@@ -189,10 +193,10 @@ pub(super) async fn place(c: &impl GenericClient, new: &NewOrder) -> Result<Orde
     ensure_stock(pet.named(), pet.stock, quantity)?;
 
     let now = Timestamp::now();
-    let [ship, completed, name, folded, phone, note] = own_fields(new, now);
+    let [ship, completed, name, folded, phone, note, placed] = own_fields(new, now);
     let sql = "INSERT INTO orders (pet_id, quantity, complete, created_at, unit_price_cents, ship_date,
-                                   completed_at, customer_name, customer_name_folded, customer_phone, note)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id";
+                                   completed_at, customer_name, customer_name_folded, customer_phone, note, placed_at)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id";
     let row = c
         .query_one(
             &c.prepare_cached(sql).await.map_err(pg)?,
@@ -208,6 +212,7 @@ pub(super) async fn place(c: &impl GenericClient, new: &NewOrder) -> Result<Orde
                 &folded,
                 &phone,
                 &note,
+                &placed,
             ],
         )
         .await
@@ -280,9 +285,8 @@ pub(super) async fn update(c: &impl GenericClient, id: OrderId, patch: &OrderPat
     }
     if patch.complete == Some(true) {
         let sql = "UPDATE orders SET complete = true, completed_at = $2 WHERE id = $1";
-        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &Timestamp::now().to_string()])
-            .await
-            .map_err(pg)?;
+        let at = patch.completed_at.unwrap_or_else(Timestamp::now).to_string();
+        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &at]).await.map_err(pg)?;
         let pet = stock_row(c, order.pet_id).await?.ok_or_else(|| Error::internal("order without pet"))?;
         set_stock(c, order.pet_id, &pet, pet.stock, StockEvent::Completed).await?;
     }

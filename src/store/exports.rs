@@ -47,7 +47,7 @@ pub(super) fn orders_after(
     );
     let mut statement = conn.prepare_cached(&sql)?;
     let rows = statement.query_map(params![after, limit, from, to], |r| {
-        Ok(OrderExport { order: orders::from_row(r)?, pet_name: r.get(12)? })
+        Ok(OrderExport { order: orders::from_row(r)?, pet_name: r.get(13)? })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

@@ -298,6 +298,9 @@ impl Store {
     pub async fn outbox_sent(&self, seq: i64, sent: Sent) -> Result<()> {
         self.write(Change::Orders, move |tx| {
             let entry = find(tx, seq)?;
+            if let Sent::Placed(order) = &sent {
+                servers_order_id(order.id)?;
+            }
             remember_sent(tx, &entry, &sent)?;
             if let (Sent::Placed(order), Command::PlaceOrder { order_id: provisional, .. }) =
                 (&sent, &entry.command)
@@ -406,7 +409,11 @@ fn advance(tx: &Connection, position: u64) -> Result<()> {
     Ok(())
 }
 
-const ENTRY: &str = "seq, key, command, state, reason, created_at";
+/// An outbox entry's columns, and the name of the pet it is about as the mirror has it
+/// now (through its order for a completion or a cancellation), so staff read names.
+const ENTRY: &str = "seq, key, command, state, reason, created_at,
+    (SELECT name FROM pets WHERE id = coalesce(outbox.pet_id,
+        (SELECT pet_id FROM orders WHERE orders.id = outbox.order_id)))";
 
 fn entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<OutboxEntry> {
     let command: String = r.get(2)?;
@@ -422,6 +429,7 @@ fn entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<OutboxEntry> {
             .ok_or_else(|| unreadable(format!("an unknown outbox state {state:?}")))?,
         reason: r.get(4)?,
         created_at: r.get(5)?,
+        pet_name: r.get(6)?,
     })
 }
 
@@ -445,6 +453,18 @@ fn queue(
     if let Some(earlier) = earlier_under(tx, key)? {
         return queued_again(tx, earlier, &command).map(|queued| (queued, command));
     }
+    // A sale taken offline keeps the moment it was made, whenever it reaches the server;
+    // one that was sent and may have been applied goes again exactly as it was sent.
+    let command = match command {
+        Command::PlaceOrder { order_id, mut order } if !unsure => {
+            order.placed_at.get_or_insert_with(Timestamp::now);
+            Command::PlaceOrder { order_id, order }
+        }
+        Command::CompleteOrder { order_id, completed_at } if !unsure => {
+            Command::CompleteOrder { order_id, completed_at: completed_at.or_else(|| Some(Timestamp::now())) }
+        }
+        command => command,
+    };
     match queue_with_effect(tx, key, command.clone(), provisional) {
         Err(e) if unsure && e.code.status() == 409 => queue_without_effect(tx, key, command, provisional),
         queued => queued,
@@ -470,10 +490,10 @@ fn queue_with_effect(
             let pet = order.pet_id;
             (Queued::Order(placed), Command::PlaceOrder { order_id: id, order }, pet, delta)
         }
-        Command::CompleteOrder { order_id } => {
-            let patch = OrderPatch { complete: Some(true), ..OrderPatch::default() };
+        Command::CompleteOrder { order_id, completed_at } => {
+            let patch = OrderPatch { complete: Some(true), completed_at, ..OrderPatch::default() };
             let order = orders::update(tx, order_id, &patch)?;
-            (Queued::Order(order.clone()), Command::CompleteOrder { order_id }, order.pet_id, 0)
+            (Queued::Order(order.clone()), Command::CompleteOrder { order_id, completed_at }, order.pet_id, 0)
         }
         Command::CancelOrder { order_id } => {
             let order = orders::get(tx, order_id)?;
@@ -510,7 +530,7 @@ fn queue_without_effect(
             let pet = order.pet_id;
             (Queued::Order(shown), Command::PlaceOrder { order_id: id, order }, Some(pet))
         }
-        Command::CompleteOrder { order_id } => (Queued::Order(orders::get(tx, order_id)?), command, None),
+        Command::CompleteOrder { order_id, .. } => (Queued::Order(orders::get(tx, order_id)?), command, None),
         Command::CancelOrder { .. } => (Queued::Cancelled, command, None),
         Command::AdjustInventory { pet_id, .. } => {
             (Queued::Item(inventory::get(tx, pet_id)?), command, Some(pet_id))
@@ -559,7 +579,7 @@ enum Earlier {
 fn remember_sent(tx: &Connection, entry: &OutboxEntry, sent: &Sent) -> Result<()> {
     let order_id = match (sent, &entry.command) {
         (Sent::Placed(order), _) => Some(order.id),
-        (_, Command::CompleteOrder { order_id }) => Some(current_order_id(tx, *order_id)?),
+        (_, Command::CompleteOrder { order_id, .. }) => Some(current_order_id(tx, *order_id)?),
         _ => None,
     };
     keep_sent(tx, &entry.key, &entry.command, order_id)
@@ -597,7 +617,7 @@ fn queued_again(tx: &Connection, earlier: Earlier, command: &Command) -> Result<
         )));
     }
     Ok(match earlier.command {
-        Command::PlaceOrder { order_id, .. } | Command::CompleteOrder { order_id } => {
+        Command::PlaceOrder { order_id, .. } | Command::CompleteOrder { order_id, .. } => {
             Queued::Order(orders::get(tx, current_order_id(tx, order_id)?)?)
         }
         Command::CancelOrder { .. } => Queued::Cancelled,
@@ -609,8 +629,11 @@ fn queued_again(tx: &Connection, earlier: Earlier, command: &Command) -> Result<
 /// an order placed offline may have become the server's since its first request named it.
 fn same_request(tx: &Connection, first: &Command, command: &Command) -> Result<bool> {
     Ok(match (first, command) {
-        (Command::PlaceOrder { order: first, .. }, Command::PlaceOrder { order, .. }) => first == order,
-        (Command::CompleteOrder { order_id: first }, Command::CompleteOrder { order_id })
+        // The moment the till stamped when it queued the first is not part of the request.
+        (Command::PlaceOrder { order: first, .. }, Command::PlaceOrder { order, .. }) => {
+            NewOrder { placed_at: None, ..first.clone() } == NewOrder { placed_at: None, ..order.clone() }
+        }
+        (Command::CompleteOrder { order_id: first, .. }, Command::CompleteOrder { order_id, .. })
         | (Command::CancelOrder { order_id: first }, Command::CancelOrder { order_id }) => {
             current_order_id(tx, *first)? == current_order_id(tx, *order_id)?
         }
@@ -820,15 +843,17 @@ fn put_pets(
 fn put_orders(tx: &Connection, list: &[Order], seen: bool) -> Result<()> {
     let mut upsert = tx.prepare_cached(
         "INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
-                             customer_name, customer_name_folded, customer_phone, note, cancelled_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+                             customer_name, customer_name_folded, customer_phone, note, cancelled_at, placed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
          ON CONFLICT (id) DO UPDATE SET pet_id = excluded.pet_id, quantity = excluded.quantity,
             ship_date = excluded.ship_date, complete = excluded.complete, created_at = excluded.created_at,
             unit_price_cents = excluded.unit_price_cents, completed_at = excluded.completed_at,
             customer_name = excluded.customer_name, customer_name_folded = excluded.customer_name_folded,
-            customer_phone = excluded.customer_phone, note = excluded.note, cancelled_at = excluded.cancelled_at",
+            customer_phone = excluded.customer_phone, note = excluded.note, cancelled_at = excluded.cancelled_at,
+            placed_at = excluded.placed_at",
     )?;
     for o in list {
+        servers_order_id(o.id)?;
         mark(tx, seen, "order", o.id.get())?;
         if waiting_on_order(tx, o.id)? {
             continue;
@@ -846,7 +871,8 @@ fn put_orders(tx: &Connection, list: &[Order], seen: bool) -> Result<()> {
             o.customer_name.as_deref().map(fold),
             o.customer_phone,
             o.note,
-            o.cancelled_at
+            o.cancelled_at,
+            o.placed_at
         ])?;
     }
     Ok(())
@@ -868,10 +894,25 @@ fn mark(tx: &Connection, seen: bool, entity: &str, id: i64) -> Result<()> {
     Ok(())
 }
 
+/// `id` as the server numbered it, or `bad_response` if it lies in the range this till
+/// numbers its offline orders in: taken as the server's, it would overwrite or delete an
+/// order the till placed offline and has not sent yet.
+fn servers_order_id(id: OrderId) -> Result<OrderId> {
+    if id.is_provisional() {
+        return Err(Error::new(
+            ErrorCode::BadResponse,
+            format!(
+                "the server named an order {id}, in the range this till numbers the orders it takes offline in (from {PROVISIONAL_ORDER_IDS}); nothing of it was taken"
+            ),
+        ));
+    }
+    Ok(id)
+}
+
 fn remove(tx: &Connection, entity: Entity, id: i64) -> Result<()> {
     match entity {
         Entity::Order => {
-            let id = OrderId::try_from(id).map_err(Error::internal)?;
+            let id = servers_order_id(OrderId::try_from(id).map_err(Error::internal)?)?;
             if !waiting_on_order(tx, id)? {
                 tx.execute("DELETE FROM orders WHERE id = ?1", [id])?;
             }

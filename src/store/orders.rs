@@ -12,7 +12,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 pub(super) const COLUMNS: &str =
     "id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
-                       customer_name, customer_phone, note, cancelled_at";
+                       customer_name, customer_phone, note, cancelled_at, placed_at";
 
 pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Order> {
     let quantity = r.get(2)?;
@@ -24,6 +24,7 @@ pub(super) fn from_row(r: &Row<'_>) -> rusqlite::Result<Order> {
         ship_date: r.get(3)?,
         complete: r.get(4)?,
         created_at: r.get(5)?,
+        placed_at: r.get(12)?,
         unit_price,
         total: Order::total_of(unit_price, quantity),
         completed_at: r.get(7)?,
@@ -106,8 +107,8 @@ fn insert(
 ) -> Result<OrderId> {
     conn.prepare_cached(
         "INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
-                             customer_name, customer_name_folded, customer_phone, note)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                             customer_name, customer_name_folded, customer_phone, note, placed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?
     .execute(params![
         id,
@@ -117,11 +118,12 @@ fn insert(
         new.complete,
         now,
         unit_price.map(|p| p.cents()),
-        new.complete.then_some(now),
+        new.complete.then_some(new.placed_at.unwrap_or(now)),
         new.customer_name.as_ref().map(|n| n.as_str()),
         new.customer_name.as_ref().map(|n| n.folded()),
         new.customer_phone.as_ref().map(|p| p.as_str()),
         new.note.as_ref().map(|n| n.as_str()),
+        new.placed_at,
     ])?;
     OrderId::try_from(conn.last_insert_rowid()).map_err(Error::internal)
 }
@@ -178,7 +180,7 @@ pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Resu
     if patch.complete == Some(true) {
         conn.execute(
             "UPDATE orders SET complete = 1, completed_at = ?2 WHERE id = ?1",
-            params![id, Timestamp::now()],
+            params![id, patch.completed_at.unwrap_or_else(Timestamp::now)],
         )?;
         let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
         set_stock(conn, order.pet_id, &pet, pet.stock, StockEvent::Completed)?;

@@ -32,6 +32,7 @@ mod orders;
 mod orders_kept;
 mod paging;
 mod pets;
+mod placed_at;
 mod replicas;
 mod request_timeouts;
 mod search;

@@ -184,6 +184,7 @@ async fn run(
                 customer_name: None,
                 customer_phone: None,
                 note: None,
+                placed_at: None,
                 pet_id: pets[p],
                 quantity: Quantity::try_from(q).unwrap(),
                 ship_date: None,

@@ -412,6 +412,7 @@ async fn check_usable(store: &Store, path: &Path, f: &Fixture) {
         customer_name: None,
         customer_phone: None,
         note: None,
+        placed_at: None,
         pet_id: pet,
         quantity: Quantity::try_from(2).unwrap(),
         ship_date: None,

@@ -203,6 +203,7 @@ fn writes(group: &mut BenchmarkGroup<'_, WallTime>, rt: &Runtime, fx: &Fixture) 
             customer_name: None,
             customer_phone: None,
             note: None,
+            placed_at: None,
             pet_id: pool[next % pool.len()],
             quantity: Quantity::default(),
             ship_date: None,

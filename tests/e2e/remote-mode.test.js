@@ -51,7 +51,8 @@ test('remote mode manages the remote store; local data comes back', { timeout: T
     await click(browser, 'save-settings');
     await waitForText(browser, 'toast', /Settings saved/);
     await waitForText(browser, 'status-backend', `Remote server · ${server.url}`);
-    await waitForText(browser, 'status-reachable', 'Reachable');
+    // One state in remote mode: the sync's (issue 30).
+    await waitForText(browser, 'status-sync', 'Synced');
 
     // The Pets screen now shows the (empty) remote store, not the local pet.
     await navigate(browser, 'pets');
@@ -79,7 +80,7 @@ test('remote mode manages the remote store; local data comes back', { timeout: T
     assert.equal((viaLocalApi.items ?? viaLocalApi).length, 1, 'the local API serves the remote shop');
 
     await waitForText(browser, 'status-backend', `Remote server · ${server.url}`);
-    await waitForText(browser, 'status-reachable', 'Reachable');
+    await waitForText(browser, 'status-sync', 'Synced');
 
     // The key stays out of the webview: not in the page, not in any field.
     await navigate(browser, 'settings');

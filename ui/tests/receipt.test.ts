@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { order, shopSettings } from '../src/dev/fixtures';
 import { mockBackend } from '../src/dev/mockBackend';
 import Receipt from '../src/components/Receipt.svelte';
-import { formatDateTime } from '../src/lib/format';
+import { formatDateTime, PROVISIONAL_ORDER_IDS } from '../src/lib/format';
 import { shop } from '../src/lib/shop.svelte';
 
 const SOLD = order(12, 1, {
@@ -45,5 +45,17 @@ describe('Receipt', () => {
     await shop.refresh();
     render(Receipt, { order: SOLD, petName: 'Rex' });
     expect(screen.getByTestId('receipt-total')).toHaveTextContent(/CHF\s?25\.00/);
+  });
+
+  it('a sale taken offline reads with a number, and says the server numbers it when sent', async () => {
+    mockBackend({ get_shop_settings: () => shopSettings({ shopName: 'Paws & Co', currency: 'EUR' }) });
+    await shop.refresh();
+    render(Receipt, { order: { ...SOLD, id: PROVISIONAL_ORDER_IDS + 2 }, petName: 'Rex' });
+    const receipt = screen.getByTestId('receipt');
+    expect(receipt).toHaveTextContent('Receipt offline 3');
+    expect(receipt).not.toHaveTextContent('to send');
+    expect(within(receipt).getByTestId('receipt-offline')).toHaveTextContent('gets its number when it reaches the server');
+    // The till's moment of the sale, not when it reached the server.
+    expect(within(receipt).getByTestId('receipt-time')).toHaveTextContent(formatDateTime('2026-11-22T10:20:00Z'));
   });
 });

@@ -26,6 +26,7 @@ function entry(seq: number, over: Partial<OutboxEntry> = {}): OutboxEntry {
     state: 'pending',
     reason: null,
     createdAt: '2026-11-22T10:42:00Z',
+    petName: 'Rex',
     ...over,
   };
 }
@@ -36,6 +37,8 @@ afterEach(() => {
   stop?.();
   stop = undefined;
   sync.current = null;
+  status.current = null;
+  status.error = null;
 });
 
 describe('Sync status', () => {
@@ -59,15 +62,42 @@ describe('Sync status', () => {
   });
 
   it('describes queued writes', () => {
+    // By the pet's name; its number only for a pet the till no longer has.
+    expect(describeCommand(entry(1).command, 'en-US', 'Rex')).toBe('Sale of 2 × Rex');
     expect(describeCommand(entry(1).command, 'en-US')).toBe('Sale of 2 × pet 7');
     expect(
       describeCommand({ kind: 'placeOrder', orderId: -1, order: { petId: 7, quantity: 1, shipDate: null, complete: false } }),
     ).toBe('Order of 1 × pet 7');
-    expect(describeCommand({ kind: 'completeOrder', orderId: 12 })).toBe('Completing order 12');
-    expect(describeCommand({ kind: 'cancelOrder', orderId: 12 })).toBe('Cancelling order 12');
+    expect(describeCommand({ kind: 'completeOrder', orderId: 12 }, undefined, 'Rex')).toBe('Completing order #12 (Rex)');
+    expect(describeCommand({ kind: 'completeOrder', orderId: 2 ** 52 + 2 }, undefined, 'Rex')).toBe(
+      'Completing order offline 3 (Rex)',
+    );
+    expect(describeCommand({ kind: 'cancelOrder', orderId: 12 })).toBe('Cancelling order #12');
     expect(describeCommand({ kind: 'adjustInventory', petId: 7, adjustment: { delta: -2, reason: 'broken' } })).toBe(
       'Stock of pet 7 −2 (broken)',
     );
+  });
+
+  it('shows one state at a time: offline is not also "Reachable", synced not also "Not reachable"', async () => {
+    // The status check, asked at another moment, still says the server answered.
+    mockBackend({
+      get_status: () => remote(),
+      get_sync_status: () => syncStatus({ state: 'offline', since: new Date().toISOString(), reason: 'connection refused' }),
+    });
+    render(StatusBar);
+    stop = sync.start();
+    await status.refresh();
+    const syncing = await screen.findByTestId('status-sync');
+    await waitFor(() => expect(syncing).toHaveTextContent(/^Offline since/));
+    expect(screen.getByTestId('status-bar')).not.toHaveTextContent('Reachable');
+    expect(syncing.querySelector('.dot.bad')).not.toBeNull();
+
+    // And the check's stale "Not reachable" is not shown beside "Synced".
+    status.current = { ...remote(), reachable: false, message: 'lost the change feed: the server ended the stream' };
+    await emit(SYNC_EVENT, syncStatus({ state: 'synced' }));
+    await waitFor(() => expect(screen.getByTestId('status-sync')).toHaveTextContent('Synced'));
+    expect(screen.getByTestId('status-bar')).not.toHaveTextContent('reachable');
+    expect(screen.getByTestId('status-sync').querySelector('.dot.good')).not.toBeNull();
   });
 
   it('shows nothing of syncing in local mode', async () => {
@@ -140,13 +170,14 @@ describe('Sync status', () => {
     stop = sync.start();
     await userEvent.click(await screen.findByTestId('outbox-badge'));
     const dialog = await screen.findByTestId('outbox-dialog');
-    expect(await within(dialog).findByTestId('outbox-row-1')).toHaveTextContent('Sale of 2 × pet 7');
+    expect(await within(dialog).findByTestId('outbox-row-1')).toHaveTextContent('Sale of 2 × Rex');
+    expect(within(dialog).getByTestId('outbox-row-1')).not.toHaveTextContent('pet 7');
     expect(within(dialog).getByTestId('outbox-row-1')).toHaveTextContent('Waiting to send');
     expect(within(dialog).queryByTestId('outbox-retry-1')).not.toBeInTheDocument();
-    expect(within(dialog).getByTestId('outbox-row-2')).toHaveTextContent('Stock of pet 7 −2 (broken)');
+    expect(within(dialog).getByTestId('outbox-row-2')).toHaveTextContent('Stock of Rex −2 (broken)');
     expect(within(dialog).getByTestId('outbox-row-2')).toHaveTextContent('Needs attention');
     expect(within(dialog).getByTestId('outbox-reason-2')).toHaveTextContent('not enough stock: 0 left');
-    expect(within(dialog).getByTestId('outbox-row-3')).toHaveTextContent('Cancelling order 12');
+    expect(within(dialog).getByTestId('outbox-row-3')).toHaveTextContent('Cancelling order #12 (Rex)');
 
     await userEvent.click(within(dialog).getByTestId('outbox-retry-2'));
     expect(b.argsOf('retry_outbox_entry')).toEqual([{ seq: 2 }]);
@@ -211,7 +242,8 @@ describe('in German and Spanish', () => {
     stop = sync.start();
     await status.refresh();
     expect(await screen.findByTestId('status-backend')).toHaveTextContent('Remote-Server · http://shop-server.lan:8787');
-    expect(screen.getByTestId('status-reachable')).toHaveTextContent('Erreichbar');
+    // One state: the sync's, not a second one of the status check beside it.
+    expect(screen.queryByTestId('status-reachable')).not.toBeInTheDocument();
     expect(screen.getByTestId('status-local-api')).toHaveTextContent('Lokale API · http://127.0.0.1:8787');
     expect(await screen.findByTestId('status-sync')).toHaveTextContent('Synchronisiert');
     expect(screen.getByTestId('outbox-pending')).toHaveTextContent('1.234 zu senden');
@@ -224,9 +256,9 @@ describe('in German and Spanish', () => {
 
     await userEvent.click(screen.getByTestId('outbox-badge'));
     const dialog = await screen.findByRole('dialog', { name: 'Warteschlange' });
-    expect(await within(dialog).findByTestId('outbox-row-1')).toHaveTextContent('Verkauf von 2 × Tier 7');
+    expect(await within(dialog).findByTestId('outbox-row-1')).toHaveTextContent('Verkauf von 2 × Rex');
     expect(within(dialog).getByTestId('outbox-row-1')).toHaveTextContent('Wartet auf Senden');
-    expect(within(dialog).getByTestId('outbox-row-2')).toHaveTextContent('Bestand von Tier 7 −2 (broken)');
+    expect(within(dialog).getByTestId('outbox-row-2')).toHaveTextContent('Bestand von Rex −2 (broken)');
     expect(within(dialog).getByTestId('outbox-reason-2')).toHaveTextContent('Der Server meldet: not enough stock: 0 left');
     expect(within(dialog).getByTestId('outbox-retry-2')).toHaveTextContent('Erneut senden');
     expectNoMissingKeys();
@@ -268,12 +300,13 @@ describe('in German and Spanish', () => {
     expect(syncText(syncStatus({ state: 'keyRefused', reason: '401' }))).toBe(
       'Der Server weist diese Kasse ab — prüfen Sie Schlüssel und Adresse in den Einstellungen',
     );
-    expect(describeCommand({ kind: 'cancelOrder', orderId: 12 })).toBe('Bestellung 12 stornieren');
+    expect(describeCommand({ kind: 'cancelOrder', orderId: 12 }, undefined, 'Rex')).toBe('Bestellung #12 (Rex) stornieren');
 
     speak('es');
     expect(unsentText({ pending: 1, attention: 0 })).toMatch(/^1 venta o cambio de stock aún no ha llegado al servidor\. /);
     expect(syncText(syncStatus({ state: 'copying', done: 1, total: null }))).toBe('Copiando la tienda… 1 mascota');
-    expect(describeCommand({ kind: 'completeOrder', orderId: 12 })).toBe('Completar el pedido 12');
+    expect(describeCommand({ kind: 'completeOrder', orderId: 12 })).toBe('Completar el pedido #12');
+    expect(describeCommand({ kind: 'placeOrder', orderId: -1, order: { petId: 7, quantity: 1, shipDate: null, complete: true } }, undefined, 'Rex')).toBe('Venta de 1 × Rex');
     expectNoMissingKeys();
   });
 

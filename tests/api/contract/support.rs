@@ -134,6 +134,7 @@ pub(super) fn order(pet: PetId, quantity: i64) -> NewOrder {
         customer_name: None,
         customer_phone: None,
         note: None,
+        placed_at: None,
         pet_id: pet,
         quantity: Quantity::try_from(quantity).unwrap(),
         ship_date: None,

@@ -45,6 +45,7 @@ export const order = (id: number, petId: number, more: Partial<Order> = {}): Ord
   shipDate: null,
   complete: false,
   createdAt: TIME,
+  placedAt: null,
   unitPrice: null,
   total: null,
   completedAt: null,

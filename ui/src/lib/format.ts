@@ -60,9 +60,12 @@ export function shipDateToIso(date: string): string | null {
 /** Orders a till took while its server could not be reached have ids from 2^52 until the server numbers them. */
 export const PROVISIONAL_ORDER_IDS = 2 ** 52;
 
-/** An order's number as staff read it: "#12", or "to send" while the server has not numbered it yet. */
+/**
+ * An order's number as staff read it: "#12"; one taken offline that the server has not
+ * numbered yet by the till's own count of those, "offline 3".
+ */
 export function orderNumber(id: number): string {
-  return id >= PROVISIONAL_ORDER_IDS ? t('common.orderToSend') : `#${id}`;
+  return id >= PROVISIONAL_ORDER_IDS ? t('common.orderOffline', { n: id - PROVISIONAL_ORDER_IDS + 1 }) : `#${id}`;
 }
 
 /**

@@ -7,7 +7,7 @@ import { getSyncStatus } from './api';
 import type { Command } from './bindings/Command';
 import type { OutboxCounts } from './bindings/OutboxCounts';
 import type { SyncStatus } from './bindings/SyncStatus';
-import { formatDelta, formatNumber } from './format';
+import { formatDelta, formatNumber, orderNumber } from './format';
 import { i18n, t } from './i18n.svelte';
 
 export const SYNC_EVENT = 'petstore://sync';
@@ -73,20 +73,25 @@ export function syncText(s: SyncStatus, locale?: string, now?: Date): string {
   }
 }
 
-/** A queued write in words: "Sale of 2 × pet 7", "Cancelling order 12". */
-export function describeCommand(c: Command, locale?: string): string {
+/**
+ * A queued write in words, by the name of its pet where the till knows it: "Sale of 2 ×
+ * Rex", "Cancelling order #12 (Rex)"; "pet 7" only for a pet the till no longer has.
+ */
+export function describeCommand(c: Command, locale?: string, petName?: string | null): string {
+  const pet = (petId: number) => petName || t('app.commands.petNumber', { petId });
+  const of = petName ? t('app.commands.ofPet', { pet: petName }) : '';
   switch (c.kind) {
     case 'placeOrder': {
-      const values = { quantity: formatNumber(c.order.quantity, locale), petId: c.order.petId };
+      const values = { quantity: formatNumber(c.order.quantity, locale), pet: pet(c.order.petId) };
       return c.order.complete ? t('app.commands.sale', values) : t('app.commands.order', values);
     }
     case 'completeOrder':
-      return t('app.commands.complete', { orderId: c.orderId });
+      return t('app.commands.complete', { order: orderNumber(c.orderId), of });
     case 'cancelOrder':
-      return t('app.commands.cancel', { orderId: c.orderId });
+      return t('app.commands.cancel', { order: orderNumber(c.orderId), of });
     case 'adjustInventory': {
       const reason = c.adjustment.reason.trim();
-      const values = { petId: c.petId, delta: formatDelta(c.adjustment.delta, locale) };
+      const values = { pet: pet(c.petId), delta: formatDelta(c.adjustment.delta, locale) };
       return reason ? t('app.commands.adjustWhy', { ...values, reason }) : t('app.commands.adjust', values);
     }
   }

@@ -5,4 +5,9 @@ import type { NewOrder } from "./NewOrder";
 /**
  * A write taken offline.
  */
-export type Command = { "kind": "placeOrder", orderId: number, order: NewOrder, } | { "kind": "completeOrder", orderId: number, } | { "kind": "cancelOrder", orderId: number, } | { "kind": "adjustInventory", petId: number, adjustment: NewInventoryAdjustment, };
+export type Command = { "kind": "placeOrder", orderId: number, order: NewOrder, } | { "kind": "completeOrder", orderId: number, 
+/**
+ * When the till completed it, stamped when it was queued (unless it may already
+ * be on the server): sent as the patch's `completedAt`.
+ */
+completedAt?: string, } | { "kind": "cancelOrder", orderId: number, } | { "kind": "adjustInventory", petId: number, adjustment: NewInventoryAdjustment, };

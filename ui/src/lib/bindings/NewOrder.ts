@@ -8,4 +8,10 @@ export type NewOrder = { petId: number, quantity: number, shipDate: string | nul
 /**
  * Who collects it later, and how to reach them.
  */
-customerName?: string, customerPhone?: string, note?: string, };
+customerName?: string, customerPhone?: string, note?: string, 
+/**
+ * When the till made it, if that was earlier than now: a sale taken offline and sent
+ * when the server could be reached again. The server keeps it beside its own time of
+ * receipt (`createdAt`), within bounds (`api::orders`).
+ */
+placedAt?: string, };

@@ -3,4 +3,9 @@
 /**
  * Body of `PATCH /store/orders/{orderId}`.
  */
-export type OrderPatch = { quantity?: number, shipDate?: string | null | null, complete?: boolean, customerName?: string | null | null, customerPhone?: string | null | null, note?: string | null | null, };
+export type OrderPatch = { quantity?: number, shipDate?: string | null | null, complete?: boolean, customerName?: string | null | null, customerPhone?: string | null | null, note?: string | null | null, 
+/**
+ * With `complete: true`: when the till completed it, if earlier than now (completed
+ * while the server could not be reached). Bounded as `NewOrder::placed_at`.
+ */
+completedAt?: string, };

@@ -18,4 +18,9 @@ key: string, command: Command, state: OutboxState,
 /**
  * Why the server refused it, in its words, while it needs attention.
  */
-reason: string | null, createdAt: string, };
+reason: string | null, createdAt: string, 
+/**
+ * The name of the pet it is about, as the till has it now: what staff read, rather
+ * than an id.
+ */
+petName: string | null, };
