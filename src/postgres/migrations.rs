@@ -23,6 +23,12 @@ const MIGRATIONS: &[&str] = &[
 /// The schema version this Petstore makes and understands.
 pub const PG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
+/// The first `version` migrations, for a test that makes a database of an earlier schema.
+#[cfg(test)]
+pub(super) fn up_to(version: usize) -> &'static [&'static str] {
+    &MIGRATIONS[..version]
+}
+
 /// The advisory lock that migrations hold: any fixed number, the same in every Petstore
 /// ("petstore" in ASCII, as hex).
 const MIGRATION_LOCK: i64 = 0x7065_7473_746f_7265;
