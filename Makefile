@@ -113,8 +113,10 @@ keyring-test: ui
 
 ## schemathesis: the real petstore-server (debug build, seeded, on a free loopback port)
 ## against its own /openapi.json: every check, the examples, coverage, fuzzing and stateful
-## phases, 200 examples per operation (SCHEMATHESIS_MAX_EXAMPLES, SCHEMATHESIS_SEED); once
-## on a SQLite file and once on a throwaway PostgreSQL the script starts and removes
+## phases, 200 examples per operation (SCHEMATHESIS_MAX_EXAMPLES, SCHEMATHESIS_SEED), in
+## deterministic mode, the stateful phase on a freshly seeded shop of its own; a phase that
+## executed no case fails the run; once on a SQLite file and once on a throwaway PostgreSQL
+## the script starts and removes
 .PHONY: schemathesis
 schemathesis:
 	$(CARGO) build --locked --bin petstore-server

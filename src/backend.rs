@@ -38,7 +38,9 @@ pub trait Petstore: Send + Sync {
     async fn place_order(&self, new: NewOrder) -> Result<Order>;
     async fn get_order(&self, id: OrderId) -> Result<Order>;
     async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order>;
-    async fn cancel_order(&self, id: OrderId) -> Result<()>;
+    /// Cancels an open order: its stock returns and the order is kept, stamped
+    /// `cancelledAt`; answers it so.
+    async fn cancel_order(&self, id: OrderId) -> Result<Order>;
 
     async fn list_inventory(&self, filter: InventoryFilter, page: Page) -> Result<Paged<InventoryItem>>;
     async fn get_inventory(&self, pet: PetId) -> Result<InventoryItem>;
@@ -88,9 +90,22 @@ pub trait Database: Petstore {
         patch: OrderPatch,
         now: DateTime<Utc>,
     ) -> Result<Once<Order>>;
-    /// Cancels order `id` once per `key`: a retry after it was cancelled gets `Ok(())`
-    /// again, not `not_found`.
+    /// Cancels order `id` once per `key`: a retry after it was cancelled gets the cancelled
+    /// order again, not `order_cancelled`.
     async fn cancel_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        now: DateTime<Utc>,
+    ) -> Result<Once<Order>>;
+    /// Deletes order `id` (`DELETE /store/orders/{id}`): an open order is cancelled first,
+    /// a cancelled one taken as it is, a completed one refused (`order_completed`), as
+    /// `domain::status_rules::deletion` decides. From then on the API answers `not_found`
+    /// for it and the feed reports it `deleted`; the engines keep its row for the shop's
+    /// records.
+    async fn delete_order(&self, id: OrderId) -> Result<()>;
+    /// Deletes order `id` once per `key`: a retry gets `Ok(())` again, not `not_found`.
+    async fn delete_order_once(
         &self,
         key: IdempotencyKey,
         id: OrderId,

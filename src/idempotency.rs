@@ -35,7 +35,7 @@ pub const CREATED: u16 = 201;
 /// The status kept for an adjustment and a changed order: the item or order, `200`.
 pub const OK: u16 = 200;
 
-/// The status kept for a cancellation: `204`, no body.
+/// The status kept for a deletion: `204`, no body.
 pub const NO_CONTENT: u16 = 204;
 
 /// A client's key. The draft makes keys unique per client, and a client here is the
@@ -101,7 +101,7 @@ impl std::fmt::Debug for IdempotencyKey {
 /// What a command sent under a key came to.
 #[derive(Debug)]
 pub struct Once<T> {
-    /// What the command answered (the order, the item, nothing for a cancellation), or why
+    /// What the command answered (the order, the item, nothing for a deletion), or why
     /// the shop refused it: the first request's outcome, on a replay too.
     pub outcome: Result<T>,
     /// The outcome is an earlier request's, and nothing was done now.
@@ -148,17 +148,24 @@ fn labelled(label: &str, body: &impl Serialize) -> Result<[u8; 32]> {
 pub struct Request {
     fingerprint: [u8; 32],
     success: u16,
+    /// The fingerprint the same request was kept under by an earlier version, also taken
+    /// as this request (see [`Request::delete_order`]).
+    earlier: Option<[u8; 32]>,
 }
 
 impl Request {
     /// `POST /store/orders` with `new`.
     pub fn place_order(new: &NewOrder) -> Result<Self> {
-        Ok(Self { fingerprint: fingerprint(new)?, success: CREATED })
+        Ok(Self { fingerprint: fingerprint(new)?, success: CREATED, earlier: None })
     }
 
     /// `POST /store/inventory/{pet}/adjustments` with `adjustment`.
     pub fn adjust_inventory(pet: PetId, adjustment: &NewInventoryAdjustment) -> Result<Self> {
-        Ok(Self { fingerprint: labelled(&format!("adjust pet {pet}"), adjustment)?, success: OK })
+        Ok(Self {
+            fingerprint: labelled(&format!("adjust pet {pet}"), adjustment)?,
+            success: OK,
+            earlier: None,
+        })
     }
 
     /// `PATCH /store/orders/{id}` with `patch`. The patch's canonical JSON keeps a
@@ -166,12 +173,27 @@ impl Request {
     /// `completedAt` is left out, as `placedAt` is from an order's.
     pub fn update_order(id: OrderId, patch: &OrderPatch) -> Result<Self> {
         let patch = OrderPatch { completed_at: None, ..patch.clone() };
-        Ok(Self { fingerprint: labelled(&format!("update order {id}"), &patch)?, success: OK })
+        Ok(Self { fingerprint: labelled(&format!("update order {id}"), &patch)?, success: OK, earlier: None })
     }
 
-    /// `DELETE /store/orders/{id}`.
+    /// `POST /store/orders/{id}/cancel`: answers the cancelled order. Its own label: the
+    /// cancellations kept before it existed were made by `DELETE` (see
+    /// [`delete_order`](Self::delete_order)) and answered no order to replay.
     pub fn cancel_order(id: OrderId) -> Result<Self> {
-        Ok(Self { fingerprint: labelled(&format!("cancel order {id}"), &())?, success: NO_CONTENT })
+        let fingerprint = labelled(&format!("cancel order {id}, answering it"), &())?;
+        Ok(Self { fingerprint, success: OK, earlier: None })
+    }
+
+    /// `DELETE /store/orders/{id}`. Before `POST .../cancel` existed, `DELETE` cancelled
+    /// and its keys were kept as `cancel order {id}` with `204`: a till still sending that
+    /// `DELETE` again with the same key is the same request, and gets its first answer
+    /// (`204`, the order cancelled and kept) rather than `idempotency_key_reused`.
+    pub fn delete_order(id: OrderId) -> Result<Self> {
+        Ok(Self {
+            fingerprint: labelled(&format!("delete order {id}"), &())?,
+            success: NO_CONTENT,
+            earlier: Some(labelled(&format!("cancel order {id}"), &())?),
+        })
     }
 
     pub fn fingerprint(&self) -> &[u8; 32] {
@@ -218,7 +240,7 @@ impl IdempotencyKey {
 }
 
 /// What the outcome of `request` is kept as: the status the API answers and its body (for
-/// a cancellation, `204` and `null`).
+/// a deletion, `204` and `null`).
 pub fn encode<T: Serialize>(request: &Request, outcome: &Result<T>) -> Result<(u16, String)> {
     let (status, body) = match outcome {
         Ok(answer) => (request.success, serde_json::to_string(answer)),
@@ -235,7 +257,8 @@ pub fn replay<T: DeserializeOwned>(
     first: &Record,
     request: &Request,
 ) -> Result<Once<T>> {
-    if first.fingerprint != request.fingerprint {
+    let earlier = request.earlier.is_some_and(|earlier| first.fingerprint == earlier);
+    if first.fingerprint != request.fingerprint && !earlier {
         return Err(Error::new(
             ErrorCode::IdempotencyKeyReused,
             format!(
@@ -305,6 +328,8 @@ mod tests {
             Request::update_order(id, &patch(r#"{"quantity": 2}"#)).unwrap(),
             Request::cancel_order(id).unwrap(),
             Request::cancel_order(other).unwrap(),
+            Request::delete_order(id).unwrap(),
+            Request::delete_order(other).unwrap(),
         ];
         for (i, one) in requests.iter().enumerate() {
             for two in &requests[i + 1..] {
@@ -320,13 +345,13 @@ mod tests {
         // An order's fingerprint is what it was before other commands had keys.
         assert_eq!(requests[0].fingerprint(), &fingerprint(&order(r#"{"petId": 7}"#)).unwrap());
         let statuses: Vec<u16> = requests.iter().map(Request::success).collect();
-        assert_eq!(statuses, [201, 200, 200, 200, 200, 200, 200, 200, 204, 204]);
+        assert_eq!(statuses, [201, 200, 200, 200, 200, 200, 200, 200, 200, 200, 204, 204]);
     }
 
     #[test]
     fn an_outcome_is_kept_as_its_status_and_body_and_read_back() {
         let key = IdempotencyKey::new("cred", "k").unwrap();
-        let cancel = Request::cancel_order(OrderId::try_from(3).unwrap()).unwrap();
+        let cancel = Request::delete_order(OrderId::try_from(3).unwrap()).unwrap();
         let record = |(status, body): (u16, String)| Record {
             fingerprint: cancel.fingerprint().to_vec(),
             status,
@@ -348,6 +373,26 @@ mod tests {
         let error = replay::<Order>(&key, &done, &update).unwrap_err();
         assert_eq!(error.code, ErrorCode::IdempotencyKeyReused);
         assert!(error.message.contains("\"k\"") && error.message.contains("new key"), "{}", error.message);
+    }
+
+    /// A `DELETE` kept before `POST .../cancel` existed (label `cancel order {id}`, `204`)
+    /// is the same request as that `DELETE` sent again, and only it.
+    #[test]
+    fn a_delete_sent_again_matches_the_cancellation_an_earlier_version_kept() {
+        let key = IdempotencyKey::new("cred", "k").unwrap();
+        let id = OrderId::try_from(3).unwrap();
+        let kept = Record {
+            fingerprint: labelled("cancel order 3", &()).unwrap().to_vec(),
+            status: 204,
+            body: "null".to_owned(),
+            created_at: Timestamp::now(),
+        };
+        let again = replay::<()>(&key, &kept, &Request::delete_order(id).unwrap()).unwrap();
+        assert_eq!((again.outcome, again.replayed), (Ok(()), true));
+        let other = Request::delete_order(OrderId::try_from(4).unwrap()).unwrap();
+        assert_eq!(replay::<()>(&key, &kept, &other).unwrap_err().code, ErrorCode::IdempotencyKeyReused);
+        let cancel = Request::cancel_order(id).unwrap();
+        assert_eq!(replay::<Order>(&key, &kept, &cancel).unwrap_err().code, ErrorCode::IdempotencyKeyReused);
     }
 
     #[test]

@@ -56,14 +56,7 @@ async fn events(State(s): State<AppState>, headers: HeaderMap, params: Params) -
     params.allow(&["since"])?;
     // Subscribed before the first read: a commit between the read and the wait is heard.
     let notices = s.store.feed_notices();
-    let resumed = match headers.get("last-event-id") {
-        Some(value) => {
-            Some(value.to_str().ok().and_then(|v| v.trim().parse::<u64>().ok()).ok_or_else(|| {
-                Error::invalid_parameter("Last-Event-ID must be the number of the last change received")
-            })?)
-        }
-        None => None,
-    };
+    let resumed = last_event_id(&headers)?;
     let since = start(s.store.as_ref(), resumed.or(params.one("since")?)).await?;
     // The first read here, so that a position the feed no longer has is a plain 410.
     let first = s.store.changes_since(since, FEED_MAX_LIMIT).await?;
@@ -78,6 +71,23 @@ async fn events(State(s): State<AppState>, headers: HeaderMap, params: Params) -
     Ok(Sse::new(follower.into_stream())
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE_EVERY))
         .into_response())
+}
+
+/// The position `Last-Event-ID` gives, if any. An empty one is no position, as if the
+/// header were absent: an `EventSource` sends the id of the last event it saw, and one whose
+/// last event had no id (or a client that resets it) sends an empty value or none.
+fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, Error> {
+    let Some(value) = headers.get("last-event-id") else { return Ok(None) };
+    let value = value.to_str().map(str::trim).unwrap_or("\u{0}");
+    if value.is_empty() {
+        return Ok(None);
+    }
+    // Digits only: `u64::from_str` would also take a leading `+`, which the document's
+    // pattern does not.
+    let digits = value.bytes().all(|b| b.is_ascii_digit());
+    digits.then(|| value.parse::<u64>().ok()).flatten().map(Some).ok_or_else(|| {
+        Error::invalid_parameter("Last-Event-ID must be the number of the last change received, or empty")
+    })
 }
 
 /// One client following the feed.

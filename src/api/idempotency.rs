@@ -3,7 +3,8 @@
 //! request authenticated with. What a key does is the store's business
 //! ([`Database::place_order_once`](crate::backend::Database::place_order_once) and the
 //! other `*_once` commands). Taken by `POST /store/orders`, `PATCH` and `DELETE
-//! /store/orders/{orderId}` and `POST /store/inventory/{petId}/adjustments`.
+//! /store/orders/{orderId}`, `POST /store/orders/{orderId}/cancel` and `POST
+//! /store/inventory/{petId}/adjustments`.
 
 use axum::extract::FromRequestParts;
 use axum::http::header::HeaderName;

@@ -20,7 +20,8 @@ pub(super) fn routes(r: Routes) -> Routes {
         .add(Method::POST, "/store/orders", place)
         .add(Method::GET, "/store/orders/{orderId}", get)
         .add(Method::PATCH, "/store/orders/{orderId}", update)
-        .add(Method::DELETE, "/store/orders/{orderId}", cancel)
+        .add(Method::DELETE, "/store/orders/{orderId}", delete)
+        .add(Method::POST, "/store/orders/{orderId}/cancel", cancel)
 }
 
 async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<Response> {
@@ -37,7 +38,8 @@ async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<
 }
 
 /// With an `Idempotency-Key`, a retry gets the first request's response again, refusal or
-/// order, rendered by this same code so the two are identical. So do `update` and `cancel`.
+/// order, rendered by this same code so the two are identical. So do `update`, `cancel`
+/// and `delete`.
 async fn place(
     State(s): State<AppState>,
     key: Idempotency,
@@ -117,14 +119,30 @@ async fn update(
     Ok(Json(order))
 }
 
+/// Cancels an open order and answers it, kept with `cancelledAt`: it stays readable and
+/// listed (`?cancelled=true`), which `DELETE` does not leave it.
 async fn cancel(
+    State(s): State<AppState>,
+    PathId(id): PathId<OrderId>,
+    key: Idempotency,
+) -> ApiResult<impl IntoResponse> {
+    let order = match key.in_window(&s) {
+        None => s.store.cancel_order(id).await?,
+        Some((key, now)) => first_outcome(s.store.cancel_order_once(key, id, now).await?)?,
+    };
+    Ok(Json(order))
+}
+
+/// Deletes an order: a client told `204` takes it to be gone (RFC 9110), so from then on
+/// the API answers `404` for it; the engine keeps its row for the shop's records.
+async fn delete(
     State(s): State<AppState>,
     PathId(id): PathId<OrderId>,
     key: Idempotency,
 ) -> ApiResult<StatusCode> {
     match key.in_window(&s) {
-        None => s.store.cancel_order(id).await?,
-        Some((key, now)) => first_outcome(s.store.cancel_order_once(key, id, now).await?)?,
+        None => s.store.delete_order(id).await?,
+        Some((key, now)) => first_outcome(s.store.delete_order_once(key, id, now).await?)?,
     }
     Ok(StatusCode::NO_CONTENT)
 }

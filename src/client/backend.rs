@@ -85,8 +85,8 @@ impl Petstore for Client {
     async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
         self.send_json(Method::PATCH, &["store", "orders", &id.to_string()], &patch).await?.json()
     }
-    async fn cancel_order(&self, id: OrderId) -> Result<()> {
-        self.send(Method::DELETE, &["store", "orders", &id.to_string()], &[]).await.map(drop)
+    async fn cancel_order(&self, id: OrderId) -> Result<Order> {
+        self.send(Method::POST, &["store", "orders", &id.to_string(), "cancel"], &[]).await?.json()
     }
 
     async fn list_inventory(&self, filter: InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {

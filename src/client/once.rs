@@ -60,9 +60,16 @@ impl Client {
         self.send_once(Method::PATCH, &path, key, Some(&patch)).await?.json()
     }
 
-    /// `DELETE /store/orders/{id}` under `key`: a retry after the order was cancelled
-    /// answers `Ok(())` again, not `not_found`.
-    pub async fn cancel_order_once(&self, key: &str, id: OrderId) -> Result<()> {
+    /// `POST /store/orders/{id}/cancel` under `key`: the cancelled order, which the server
+    /// keeps (a retry after it was cancelled answers it again, not `order_cancelled`).
+    pub async fn cancel_order_once(&self, key: &str, id: OrderId) -> Result<Order> {
+        let path = ["store", "orders", &id.to_string(), "cancel"];
+        self.send_once::<()>(Method::POST, &path, key, None).await?.json()
+    }
+
+    /// `DELETE /store/orders/{id}` under `key`: the order is gone from the server's API (a
+    /// retry after it was deleted answers `Ok(())` again, not `not_found`).
+    pub async fn delete_order_once(&self, key: &str, id: OrderId) -> Result<()> {
         let path = ["store", "orders", &id.to_string()];
         self.send_once::<()>(Method::DELETE, &path, key, None).await.map(drop)
     }

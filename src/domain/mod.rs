@@ -38,7 +38,7 @@ pub use inventory::{
     StockLevel,
 };
 pub use money::{Money, Price};
-pub use order::{NewOrder, Order, OrderFilter, OrderPatch, Quantity};
+pub use order::{NewOrder, Order, OrderFilter, OrderPatch, Quantity, shipped_at};
 pub use outbox::{Command, OutboxCounts, OutboxEntry, OutboxState, PROVISIONAL_ORDER_IDS};
 pub use page::{Page, Paged};
 pub use pet::{

@@ -114,7 +114,7 @@ impl NewOrder {
             id,
             pet_id: self.pet_id,
             quantity,
-            ship_date: self.ship_date,
+            ship_date: self.ship_date_at(now),
             complete: self.complete,
             created_at: now,
             placed_at: self.placed_at,
@@ -127,6 +127,30 @@ impl NewOrder {
             cancelled_at: None,
         }
     }
+}
+
+impl NewOrder {
+    /// When this order placed at `now` was completed, if it is a counter sale: when the
+    /// till made it (`placedAt`, a sale taken offline), else `now`.
+    pub fn completed_at(&self, now: Timestamp) -> Option<Timestamp> {
+        self.complete.then(|| self.placed_at.unwrap_or(now))
+    }
+
+    /// The `shipDate` of this order placed at `now`: the one planned; a counter sale
+    /// (`complete`) with none planned went when it was completed (see [`shipped_at`]).
+    pub fn ship_date_at(&self, now: Timestamp) -> Option<Timestamp> {
+        match self.completed_at(now) {
+            Some(completed) => Some(shipped_at(self.ship_date, completed)),
+            None => self.ship_date,
+        }
+    }
+}
+
+/// The `shipDate` of an order completed at `completed_at`: the date planned, else the
+/// completion itself. The spec's `shipDate` is the "expected or actual ship date", so a
+/// client that reads only the spec's fields learns when a completed order went.
+pub fn shipped_at(planned: Option<Timestamp>, completed_at: Timestamp) -> Timestamp {
+    planned.unwrap_or(completed_at)
 }
 
 impl Order {

@@ -110,6 +110,27 @@ pub fn ensure_not_cancelled(order: &Order) -> Result<()> {
     Ok(())
 }
 
+/// What `DELETE /store/orders/{id}` does to `order`: an open order is cancelled first (its
+/// stock returns, as a cancellation's does), a cancelled one is only removed; a completed
+/// order is a sale and stays (`order_completed`: reopen it first). Either way the row
+/// stays in the database for the shop's records, hidden from the API from then on.
+pub fn deletion(order: &Order) -> Result<Deletion> {
+    if order.cancelled_at.is_some() {
+        return Ok(Deletion::Remove);
+    }
+    ensure_open(order)?;
+    Ok(Deletion::CancelAndRemove)
+}
+
+/// See [`deletion`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deletion {
+    /// An open order: cancelled (stock returned), then removed.
+    CancelAndRemove,
+    /// An order cancelled before: only removed.
+    Remove,
+}
+
 /// What a patch does to order `order`: the undo of completing (`complete: false` alone, on
 /// a completed order) reopens it; anything else needs an open order.
 pub fn patch_kind(order: &Order, patch: &OrderPatch) -> Result<PatchKind> {

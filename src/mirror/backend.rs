@@ -243,7 +243,7 @@ impl Petstore for Mirror {
     async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
         self.update_order_keyed(new_key(), id, patch).await
     }
-    async fn cancel_order(&self, id: OrderId) -> Result<()> {
+    async fn cancel_order(&self, id: OrderId) -> Result<Order> {
         self.cancel_order_keyed(new_key(), id).await
     }
 
@@ -362,22 +362,43 @@ impl Mirror {
         self.order_answer(outcome).await
     }
 
-    pub(super) async fn cancel_order_keyed(&self, key: String, id: OrderId) -> Result<()> {
+    /// Cancels with `POST .../cancel`: the server keeps the cancelled order and answers it,
+    /// and so the mirror shows it (the Cancelled tab). Queued, it is the order as the
+    /// mirror has it until the server answers.
+    pub(super) async fn cancel_order_keyed(&self, key: String, id: OrderId) -> Result<Order> {
         let id = self.current_id(id).await?;
         let client = self.client();
         let command = Command::CancelOrder { order_id: id };
         let sent = async |key: String| client.cancel_order_once(&key, id).await;
-        if self.parts().counter(key, command, sent).await?.is_ok() {
-            // The server keeps the cancelled order: shown as it has it (when it was
-            // cancelled), or brought by the feed if it cannot be read now.
-            match client.get_order(id).await {
-                Ok(order) => self.parts().took(Put::Orders(vec![order])).await,
-                Err(e) => {
-                    tracing::debug!(error = %e.message, "a cancelled order could not be read back; the feed brings it")
-                }
-            }
+        match self.parts().counter(key, command, sent).await? {
+            Err(Queued::Cancelled) => self.store().get_order(id).await,
+            outcome => self.order_answer(outcome).await,
         }
-        Ok(())
+    }
+
+    /// Deletes on the server, never offline: a deletion is no counter write, and a till
+    /// that queued one would show the order gone while the server still has it. So it is
+    /// refused with nothing changed while the server cannot be reached or writes wait for
+    /// it (the order can still be cancelled then), and forwarded otherwise, with the
+    /// caller's key; the mirror then drops the order, as the feed's `deleted` would.
+    pub(super) async fn delete_order_keyed(&self, key: String, id: OrderId) -> Result<()> {
+        let id = self.current_id(id).await?;
+        if id.is_provisional() || self.parts().queue_first() {
+            self.store().get_order(id).await?;
+            return Err(Error::new(
+                ErrorCode::Unreachable,
+                format!(
+                    "deleting order {id} needs the server, {}; it can be cancelled now",
+                    if id.is_provisional() {
+                        "which has not received it yet"
+                    } else {
+                        "and writes are waiting to reach it"
+                    }
+                ),
+            ));
+        }
+        self.client().delete_order_once(&key, id).await.map_err(|e| needs_server("Deleting an order", e))?;
+        self.store().mirror_remove(Entity::Order, id.get()).await
     }
 
     pub(super) async fn adjust_inventory_keyed(

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
-use super::Mirror;
+use super::{Mirror, new_key};
 use crate::Store;
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Change, Database, SeedReport};
@@ -57,8 +57,19 @@ impl Database for Mirror {
         key: IdempotencyKey,
         id: OrderId,
         _: DateTime<Utc>,
-    ) -> Result<Once<()>> {
+    ) -> Result<Once<Order>> {
         once(self.cancel_order_keyed(key.forwarded(), id).await)
+    }
+    async fn delete_order(&self, id: OrderId) -> Result<()> {
+        self.delete_order_keyed(new_key(), id).await
+    }
+    async fn delete_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        _: DateTime<Utc>,
+    ) -> Result<Once<()>> {
+        once(self.delete_order_keyed(key.forwarded(), id).await)
     }
 
     async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {

@@ -119,7 +119,7 @@ async fn send(parts: &Parts, entry: &OutboxEntry) -> Result<Sent> {
         }
         Command::CancelOrder { order_id } => {
             let id = server_id(parts, *order_id).await?;
-            client.cancel_order_once(key, id).await.map(|()| Sent::Done)
+            client.cancel_order_once(key, id).await.map(|_| Sent::Done)
         }
         Command::AdjustInventory { pet_id, adjustment } => {
             client.adjust_inventory_once(key, *pet_id, adjustment.clone()).await.map(|_| Sent::Done)

@@ -432,3 +432,44 @@ async fn a_till_keeps_cancelled_orders_as_the_server_has_them() {
     assert_eq!(orders_of(&mirror).await, orders_of(&server).await);
     assert_eq!(cancelled_of(&mirror).await, cancelled_of(&server).await);
 }
+
+/// Issue 30: a till cancels with `POST .../cancel` (above) and deletes only on its server.
+/// A deletion made on the server reaches the till as the feed's order `deleted`; one made
+/// on the till is forwarded; offline it is refused, with nothing changed or queued, and
+/// the order can still be cancelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_till_deletes_orders_on_its_server_and_refuses_to_while_offline() {
+    use crate::backend::Database;
+    let dir = tempfile::tempdir().unwrap();
+    let (server, pets) = shop(dir.path(), 1, 10).await;
+    let mut remote = Remote::start(server.clone()).await;
+    let mirror = Mirror::open(&dir.path().join("mirrors"), remote.client()).unwrap();
+    assert!(mirror.settle(SETTLE).await, "{:?}", *mirror.status().borrow());
+
+    let theirs = server.place_order(order(pets[0], 1, false)).await.unwrap();
+    assert!(mirror.settle(SETTLE).await);
+    mirror.get_order(theirs.id).await.unwrap();
+    server.delete_order(theirs.id).await.unwrap();
+    assert!(mirror.settle(SETTLE).await);
+    assert_eq!(mirror.get_order(theirs.id).await.unwrap_err().code, ErrorCode::NotFound, "the feed");
+
+    let mine = mirror.place_order(order(pets[0], 2, false)).await.unwrap();
+    Database::delete_order(&mirror, mine.id).await.unwrap();
+    assert_eq!(server.get_order(mine.id).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(mirror.get_order(mine.id).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(stock_of(&server, pets[0]).await, 10, "its stock returned");
+
+    let open = mirror.place_order(order(pets[0], 3, false)).await.unwrap();
+    assert!(mirror.settle(SETTLE).await);
+    remote.down().await;
+    let refused = Database::delete_order(&mirror, open.id).await.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::Unreachable, "{refused:?}");
+    assert!(refused.message.contains("needs the server"), "{}", refused.message);
+    assert!(mirror.outbox().await.unwrap().is_empty(), "nothing queued");
+    assert_eq!(mirror.get_order(open.id).await.unwrap(), open, "nothing changed");
+    remote.up().await;
+    assert!(mirror.settle(SETTLE).await);
+    Database::delete_order(&mirror, open.id).await.unwrap();
+    assert_eq!(server.get_order(open.id).await.unwrap_err().code, ErrorCode::NotFound);
+    assert_eq!(stock_of(&server, pets[0]).await, 10);
+}

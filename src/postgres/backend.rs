@@ -102,7 +102,7 @@ impl Petstore for PgStore {
     async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
         write!(self, Change::Orders, |tx| orders::update(&tx, id, &patch))
     }
-    async fn cancel_order(&self, id: OrderId) -> Result<()> {
+    async fn cancel_order(&self, id: OrderId) -> Result<Order> {
         write!(self, Change::Orders, |tx| orders::cancel(&tx, id))
     }
 
@@ -173,8 +173,19 @@ impl Database for PgStore {
         key: IdempotencyKey,
         id: OrderId,
         now: DateTime<Utc>,
-    ) -> Result<Once<()>> {
+    ) -> Result<Once<Order>> {
         PgStore::cancel_order_once(self, key, id, now).await
+    }
+    async fn delete_order(&self, id: OrderId) -> Result<()> {
+        write!(self, Change::Orders, |tx| orders::delete(&tx, id))
+    }
+    async fn delete_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        now: DateTime<Utc>,
+    ) -> Result<Once<()>> {
+        PgStore::delete_order_once(self, key, id, now).await
     }
     async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
         PgStore::find_key(self, hash).await

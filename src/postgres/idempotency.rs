@@ -75,16 +75,30 @@ impl PgStore {
     }
 
     /// Cancels order `id` once per `key`, across every replica: a retry of a cancellation
-    /// that was done answers that it was done, not that the order no longer exists.
+    /// that was done answers the order as it was cancelled, not `order_cancelled`.
     pub async fn cancel_order_once(
         &self,
         key: IdempotencyKey,
         id: OrderId,
         now: DateTime<Utc>,
-    ) -> Result<Once<()>> {
+    ) -> Result<Once<Order>> {
         let request = Request::cancel_order(id)?;
-        let command: Command<()> =
+        let command: Command<Order> =
             Box::new(move |tx| Box::pin(async move { undone_if_refused(tx, orders::cancel(tx, id)).await }));
+        self.once(Change::Orders, key, request, now, command).await
+    }
+
+    /// Deletes order `id` once per `key`, across every replica: a retry of a deletion that
+    /// was done answers that it was done, not that the order no longer exists.
+    pub async fn delete_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        now: DateTime<Utc>,
+    ) -> Result<Once<()>> {
+        let request = Request::delete_order(id)?;
+        let command: Command<()> =
+            Box::new(move |tx| Box::pin(async move { undone_if_refused(tx, orders::delete(tx, id)).await }));
         self.once(Change::Orders, key, request, now, command).await
     }
 

@@ -17,11 +17,18 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0005_lighter_orders.sql"),
     include_str!("../../migrations/postgres/0006_orders_kept.sql"),
     include_str!("../../migrations/postgres/0007_stock_order.sql"),
-    include_str!("../../migrations/postgres/0008_orders_placed_at.sql"),
+    include_str!("../../migrations/postgres/0008_orders_deleted.sql"),
+    include_str!("../../migrations/postgres/0009_orders_placed_at.sql"),
 ];
 
 /// The schema version this Petstore makes and understands.
 pub const PG_SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The first `version` migrations, for a test that makes a database of an earlier schema.
+#[cfg(test)]
+pub(super) fn up_to(version: usize) -> &'static [&'static str] {
+    &MIGRATIONS[..version]
+}
 
 /// The advisory lock that migrations hold: any fixed number, the same in every Petstore
 /// ("petstore" in ASCII, as hex).

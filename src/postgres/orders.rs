@@ -21,7 +21,7 @@ use super::pg;
 use super::stock::{StockEvent, set_stock, stock_row};
 use super::types::col;
 use crate::domain::status_rules::{
-    NamedPet, PatchKind, ensure_available, ensure_open, ensure_stock, patch_kind,
+    Deletion, NamedPet, PatchKind, deletion, ensure_available, ensure_open, ensure_stock, patch_kind,
 };
 use crate::domain::{
     AuditRecord, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, PetStatus, Price,
@@ -64,8 +64,13 @@ pub(super) async fn list(c: &impl GenericClient, filter: &OrderFilter, page: Pag
         w.and("complete = $?", complete);
     }
     // Each list is a range of one index: orders_by_complete for the open and the completed,
-    // orders_cancelled for the cancelled (migrations/postgres/0006).
-    w.and_sql(if filter.cancelled { "cancelled_at IS NOT NULL" } else { "cancelled_at IS NULL" });
+    // orders_cancelled for the cancelled and not deleted (migrations/postgres/0006, 0008). A
+    // deleted order is always cancelled, so the other lists never meet one.
+    w.and_sql(if filter.cancelled {
+        "cancelled_at IS NOT NULL AND deleted_at IS NULL"
+    } else {
+        "cancelled_at IS NULL"
+    });
     if let Some(q) = &filter.q {
         w.and(
             "(customer_name_folded LIKE $? ESCAPE '\\' OR pet_id IN (SELECT id FROM pets WHERE name_folded LIKE $? ESCAPE '\\'))",
@@ -84,8 +89,10 @@ pub(super) async fn list(c: &impl GenericClient, filter: &OrderFilter, page: Pag
     paging::page(c, list, &w, |r| from_row(r, 1)).await
 }
 
+/// The order, unless there is none or it was deleted (`DELETE /store/orders/{id}`): the
+/// API answers `not_found` for both, while the row stays for the shop's records.
 pub(super) async fn get(c: &impl GenericClient, id: OrderId) -> Result<Order> {
-    let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1");
+    let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1 AND deleted_at IS NULL");
     c.query_opt(&c.prepare_cached(&sql).await.map_err(pg)?, &[&id.get()])
         .await
         .map_err(pg)?
@@ -96,7 +103,7 @@ pub(super) async fn get(c: &impl GenericClient, id: OrderId) -> Result<Order> {
 
 /// The order's row locked until the transaction `c` ends.
 async fn get_locked(c: &impl GenericClient, id: OrderId) -> Result<Order> {
-    let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1 FOR UPDATE");
+    let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1 AND deleted_at IS NULL FOR UPDATE");
     c.query_opt(&c.prepare_cached(&sql).await.map_err(pg)?, &[&id.get()])
         .await
         .map_err(pg)?
@@ -109,8 +116,8 @@ async fn get_locked(c: &impl GenericClient, id: OrderId) -> Result<Order> {
 /// complete, created at, completed at, customer name (and folded), phone, note.
 fn own_fields(new: &NewOrder, now: Timestamp) -> [Option<String>; 7] {
     [
-        new.ship_date.map(|t| t.to_string()),
-        new.complete.then(|| new.placed_at.unwrap_or(now).to_string()),
+        new.ship_date_at(now).map(|t| t.to_string()),
+        new.completed_at(now).map(|t| t.to_string()),
         new.customer_name.as_ref().map(|n| n.as_str().to_owned()),
         new.customer_name.as_ref().map(|n| n.folded()),
         new.customer_phone.as_ref().map(|p| p.as_str().to_owned()),
@@ -284,7 +291,8 @@ pub(super) async fn update(c: &impl GenericClient, id: OrderId, patch: &OrderPat
         c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &note]).await.map_err(pg)?;
     }
     if patch.complete == Some(true) {
-        let sql = "UPDATE orders SET complete = true, completed_at = $2 WHERE id = $1";
+        // Ships when completed unless a date was planned (`domain::shipped_at`).
+        let sql = "UPDATE orders SET complete = true, completed_at = $2, ship_date = coalesce(ship_date, $2) WHERE id = $1";
         let at = patch.completed_at.unwrap_or_else(Timestamp::now).to_string();
         c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &at]).await.map_err(pg)?;
         let pet = stock_row(c, order.pet_id).await?.ok_or_else(|| Error::internal("order without pet"))?;
@@ -295,15 +303,37 @@ pub(super) async fn update(c: &impl GenericClient, id: OrderId, patch: &OrderPat
 
 /// Cancels an open order; its quantity returns to stock, and the order is kept, stamped
 /// when.
-pub(super) async fn cancel(c: &impl GenericClient, id: OrderId) -> Result<()> {
+/// Answers the cancelled order.
+pub(super) async fn cancel(c: &impl GenericClient, id: OrderId) -> Result<Order> {
     let order = get_locked(c, id).await?;
     ensure_open(&order)?;
+    cancel_open(c, order).await
+}
+
+async fn cancel_open(c: &impl GenericClient, order: Order) -> Result<Order> {
     let pet = stock_row(c, order.pet_id).await?.ok_or_else(|| Error::internal("order without pet"))?;
+    let now = Timestamp::now();
     let sql = "UPDATE orders SET cancelled_at = $2 WHERE id = $1";
+    c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&order.id.get(), &now.to_string()])
+        .await
+        .map_err(pg)?;
+    set_stock(c, order.pet_id, &pet, pet.stock + order.quantity, StockEvent::Returned).await?;
+    Ok(Order { cancelled_at: Some(now), ..order })
+}
+
+/// Deletes an order as `domain::status_rules::deletion` says: an open one is cancelled
+/// first. The row stays, stamped `deleted_at`, for the shop's records; the API no longer
+/// finds it, and the feed reports it `deleted` (migrations/postgres/0008).
+pub(super) async fn delete(c: &impl GenericClient, id: OrderId) -> Result<()> {
+    let order = get_locked(c, id).await?;
+    if deletion(&order)? == Deletion::CancelAndRemove {
+        cancel_open(c, order).await?;
+    }
+    let sql = "UPDATE orders SET deleted_at = $2 WHERE id = $1";
     c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &Timestamp::now().to_string()])
         .await
         .map_err(pg)?;
-    set_stock(c, order.pet_id, &pet, pet.stock + order.quantity, StockEvent::Returned).await
+    Ok(())
 }
 
 #[cfg(test)]

@@ -416,6 +416,53 @@ async fn replicas_starting_together_migrate_once_and_a_newer_schema_is_refused_u
     assert_eq!(client.query_one(tables, &[]).await.unwrap().get::<_, i64>(0), before);
 }
 
+/// Issue 30: schema 8 gives the orders completed before it with no planned ship date their
+/// completion time as `shipDate`, leaves a planned one and an open order alone, and tells
+/// the feed's followers once (a `reset` of the shop) instead of once per order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_8_ships_completed_orders_when_they_were_completed() {
+    let Some(target) = database().await else { return };
+    let (client, connection) = target.connect().await.unwrap();
+    tokio::spawn(connection);
+    client
+        .batch_execute("CREATE TABLE schema_migrations (version bigint PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
+        .await
+        .unwrap();
+    for (version, sql) in (1_i64..).zip(super::migrations::up_to(7)) {
+        client.batch_execute(sql).await.unwrap();
+        client.execute("INSERT INTO schema_migrations (version) VALUES ($1)", &[&version]).await.unwrap();
+    }
+    client
+        .batch_execute(
+            "INSERT INTO pets (id, name, name_folded, status, stock, stock_updated_at, created_at, updated_at)
+                 VALUES (1, 'Rex', 'rex', 'available', 5, '2026-11-01T09:00:00Z', '2026-11-01T09:00:00Z', '2026-11-01T09:00:00Z');
+             INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at, completed_at) VALUES
+                 (1, 1, 1, NULL, true, '2026-11-02T09:00:00Z', '2026-11-02T10:00:00Z'),
+                 (2, 1, 1, '2026-12-24T09:00:00Z', true, '2026-11-02T09:00:00Z', '2026-11-02T11:00:00Z'),
+                 (3, 1, 1, NULL, false, '2026-11-02T09:00:00Z', NULL);",
+        )
+        .await
+        .unwrap();
+    let before: i64 = client.query_one("SELECT count(*) FROM changes", &[]).await.unwrap().get(0);
+
+    let store = PgStore::connect(&target).await.unwrap();
+    let mut shipped = Vec::new();
+    for n in 1..=3 {
+        shipped.push(store.get_order(id(n)).await.unwrap().ship_date.map(|t| t.to_string()));
+    }
+    let expected = [Some("2026-11-02T10:00:00Z"), Some("2026-12-24T09:00:00Z"), None];
+    // Shipped when completed; the planned date stays; an open order has not shipped.
+    assert_eq!(shipped.iter().map(Option::as_deref).collect::<Vec<_>>(), expected);
+    let added: Vec<(String, String)> = client
+        .query("SELECT entity, action FROM changes ORDER BY id OFFSET $1", &[&before])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(added, [("shop".to_owned(), "reset".to_owned())], "one change for the backfill");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_that_cannot_be_reached_or_a_missing_database_is_one_line() {
     let Some(target) = database().await else { return };

@@ -66,7 +66,7 @@ impl Petstore for Store {
     async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
         self.write(Change::Orders, move |tx| orders::update(tx, id, &patch)).await
     }
-    async fn cancel_order(&self, id: OrderId) -> Result<()> {
+    async fn cancel_order(&self, id: OrderId) -> Result<Order> {
         self.write(Change::Orders, move |tx| orders::cancel(tx, id)).await
     }
 
@@ -137,8 +137,19 @@ impl Database for Store {
         key: IdempotencyKey,
         id: OrderId,
         now: DateTime<Utc>,
-    ) -> Result<Once<()>> {
+    ) -> Result<Once<Order>> {
         Store::cancel_order_once(self, key, id, now).await
+    }
+    async fn delete_order(&self, id: OrderId) -> Result<()> {
+        self.write(Change::Orders, move |tx| orders::delete(tx, id)).await
+    }
+    async fn delete_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        now: DateTime<Utc>,
+    ) -> Result<Once<()>> {
+        Store::delete_order_once(self, key, id, now).await
     }
     async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
         Store::find_key(self, hash).await

@@ -67,15 +67,27 @@ impl Store {
     }
 
     /// Cancels order `id` once per `key`: a retry of a cancellation that was done answers
-    /// that it was done, not that the order no longer exists.
+    /// the order as it was cancelled, not `order_cancelled`.
     pub async fn cancel_order_once(
         &self,
         key: IdempotencyKey,
         id: OrderId,
         now: DateTime<Utc>,
-    ) -> Result<Once<()>> {
+    ) -> Result<Once<Order>> {
         let request = Request::cancel_order(id)?;
         self.once(Change::Orders, key, request, now, move |c| orders::cancel(c, id)).await
+    }
+
+    /// Deletes order `id` once per `key`: a retry of a deletion that was done answers that
+    /// it was done, not that the order no longer exists.
+    pub async fn delete_order_once(
+        &self,
+        key: IdempotencyKey,
+        id: OrderId,
+        now: DateTime<Utc>,
+    ) -> Result<Once<()>> {
+        let request = Request::delete_order(id)?;
+        self.once(Change::Orders, key, request, now, move |c| orders::delete(c, id)).await
     }
 
     /// Runs `command` once per `key`, in one write that announces `change`.
@@ -310,11 +322,21 @@ mod tests {
         assert_eq!(again.outcome.unwrap(), done.outcome.unwrap());
 
         let open = store.place_order(order(&format!(r#"{{"petId": {pet}}}"#))).await.unwrap();
-        assert!(store.cancel_order_once(key("cancel"), open.id, at(0)).await.unwrap().outcome.is_ok());
+        let cancelled =
+            store.cancel_order_once(key("cancel"), open.id, at(0)).await.unwrap().outcome.unwrap();
+        assert!(cancelled.cancelled_at.is_some());
         let again = store.cancel_order_once(key("cancel"), open.id, at(1)).await.unwrap();
+        assert!(again.replayed, "not order_cancelled: the first answer");
+        assert_eq!(again.outcome, Ok(cancelled));
+        assert_eq!(count(&store, "SELECT stock FROM pets").await, 13);
+
+        let deleted = store.place_order(order(&format!(r#"{{"petId": {pet}}}"#))).await.unwrap();
+        assert_eq!(store.delete_order_once(key("delete"), deleted.id, at(0)).await.unwrap().outcome, Ok(()));
+        let again = store.delete_order_once(key("delete"), deleted.id, at(1)).await.unwrap();
         assert!(again.replayed, "not not_found: the first answer");
         assert_eq!(again.outcome, Ok(()));
-        assert_eq!(count(&store, "SELECT stock FROM pets").await, 13);
+        assert_eq!(count(&store, "SELECT stock FROM pets").await, 13, "its stock returned");
+        assert_eq!(store.get_order(deleted.id).await.unwrap_err().code, ErrorCode::NotFound);
 
         // Each key stands for its one command, whatever else is sent under it.
         let reused = [

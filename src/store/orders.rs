@@ -4,7 +4,9 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::filter::{Filter, Source};
 use super::paging;
 use super::status_rules::{StockEvent, set_stock, stock_row};
-use crate::domain::status_rules::{PatchKind, ensure_available, ensure_open, ensure_stock, patch_kind};
+use crate::domain::status_rules::{
+    Deletion, PatchKind, deletion, ensure_available, ensure_open, ensure_stock, patch_kind,
+};
 use crate::domain::{
     AuditRecord, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, Timestamp, like_contains,
 };
@@ -44,8 +46,16 @@ pub(super) fn list(conn: &Connection, filter: &OrderFilter, page: Page) -> Resul
         w.and("complete = ?", [Value::Integer(complete.into())]);
     }
     // Each list is a range of one index: orders_by_complete for the open and the completed,
-    // orders_cancelled for the cancelled (migrations/sqlite/0010).
-    w.and(if filter.cancelled { "cancelled_at IS NOT NULL" } else { "cancelled_at IS NULL" }, []);
+    // orders_cancelled for the cancelled and not deleted (migrations/sqlite/0010, 0012). A
+    // deleted order is always cancelled, so the other lists never meet one.
+    w.and(
+        if filter.cancelled {
+            "cancelled_at IS NOT NULL AND deleted_at IS NULL"
+        } else {
+            "cancelled_at IS NULL"
+        },
+        [],
+    );
     if let Some(q) = &filter.q {
         let like = Value::Text(like_contains(&q.folded()));
         w.and(
@@ -64,8 +74,10 @@ pub(super) fn list(conn: &Connection, filter: &OrderFilter, page: Page) -> Resul
     )
 }
 
+/// The order, unless there is none or it was deleted (`DELETE /store/orders/{id}`): the
+/// API answers `not_found` for both, while the row stays for the shop's records.
 pub(super) fn get(conn: &Connection, id: OrderId) -> Result<Order> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM orders WHERE id = ?1"))?
+    conn.prepare_cached(&format!("SELECT {COLUMNS} FROM orders WHERE id = ?1 AND deleted_at IS NULL"))?
         .query_row([id], from_row)
         .optional()?
         .ok_or_else(|| Error::not_found(OrderId::WHAT, id.get()))
@@ -114,11 +126,11 @@ fn insert(
         id,
         new.pet_id,
         new.quantity.get(),
-        new.ship_date,
+        new.ship_date_at(now),
         new.complete,
         now,
         unit_price.map(|p| p.cents()),
-        new.complete.then_some(new.placed_at.unwrap_or(now)),
+        new.completed_at(now),
         new.customer_name.as_ref().map(|n| n.as_str()),
         new.customer_name.as_ref().map(|n| n.folded()),
         new.customer_phone.as_ref().map(|p| p.as_str()),
@@ -178,8 +190,9 @@ pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Resu
         )?;
     }
     if patch.complete == Some(true) {
+        // Ships when completed unless a date was planned (`domain::shipped_at`).
         conn.execute(
-            "UPDATE orders SET complete = 1, completed_at = ?2 WHERE id = ?1",
+            "UPDATE orders SET complete = 1, completed_at = ?2, ship_date = coalesce(ship_date, ?2) WHERE id = ?1",
             params![id, patch.completed_at.unwrap_or_else(Timestamp::now)],
         )?;
         let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
@@ -189,16 +202,29 @@ pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Resu
 }
 
 /// Cancels an open order; its quantity returns to stock, and the order is kept, stamped
-/// when.
-pub(super) fn cancel(conn: &Connection, id: OrderId) -> Result<()> {
-    let order = get_open(conn, id)?;
-    let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
-    conn.execute("UPDATE orders SET cancelled_at = ?2 WHERE id = ?1", params![id, Timestamp::now()])?;
-    set_stock(conn, order.pet_id, &pet, pet.stock + order.quantity, StockEvent::Returned)
-}
-
-fn get_open(conn: &Connection, id: OrderId) -> Result<Order> {
+/// when. Answers the cancelled order.
+pub(super) fn cancel(conn: &Connection, id: OrderId) -> Result<Order> {
     let order = get(conn, id)?;
     ensure_open(&order)?;
-    Ok(order)
+    cancel_open(conn, order)
+}
+
+fn cancel_open(conn: &Connection, order: Order) -> Result<Order> {
+    let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
+    let now = Timestamp::now();
+    conn.execute("UPDATE orders SET cancelled_at = ?2 WHERE id = ?1", params![order.id, now])?;
+    set_stock(conn, order.pet_id, &pet, pet.stock + order.quantity, StockEvent::Returned)?;
+    Ok(Order { cancelled_at: Some(now), ..order })
+}
+
+/// Deletes an order as `domain::status_rules::deletion` says: an open one is cancelled
+/// first. The row stays, stamped `deleted_at`, for the shop's records; the API no longer
+/// finds it, and the feed reports it `deleted` (migrations/sqlite/0012).
+pub(super) fn delete(conn: &Connection, id: OrderId) -> Result<()> {
+    let order = get(conn, id)?;
+    if deletion(&order)? == Deletion::CancelAndRemove {
+        cancel_open(conn, order)?;
+    }
+    conn.execute("UPDATE orders SET deleted_at = ?2 WHERE id = ?1", params![id, Timestamp::now()])?;
+    Ok(())
 }

@@ -12,7 +12,7 @@ use petstore::api_key::Scope;
 use petstore::domain::{Action, Entity, Name};
 use petstore::error::ErrorCode;
 
-use crate::support::{KEY, TestApp, spawn_app};
+use crate::support::{KEY, TestApp, openapi, spawn_app};
 
 /// `(entity, id, action)` of each change, for comparing runs of the feed.
 fn what(changes: &Value) -> Vec<(String, i64, String)> {
@@ -238,13 +238,20 @@ struct Event {
     id: Option<String>,
     kind: String,
     data: Value,
+    /// `data` as the server wrote it.
+    raw: String,
 }
 
 impl Events {
     async fn open(app: &TestApp, last_event_id: Option<u64>, query: &str) -> Self {
+        Self::open_with(app, last_event_id.map(|id| id.to_string()), query).await
+    }
+
+    /// With `Last-Event-ID` sent as it is given.
+    async fn open_with(app: &TestApp, last_event_id: Option<String>, query: &str) -> Self {
         let mut request = app.http.get(format!("{}/events{query}", app.base_url)).bearer_auth(KEY);
         if let Some(id) = last_event_id {
-            request = request.header("last-event-id", id.to_string());
+            request = request.header("last-event-id", id);
         }
         let response = request.send().await.unwrap();
         assert_eq!(response.status(), 200);
@@ -271,7 +278,7 @@ impl Events {
                     if data.is_empty() && id.is_none() {
                         continue; // a keep-alive comment
                     }
-                    return Some(Event { id, kind, data: serde_json::from_str(&data).unwrap() });
+                    return Some(Event { id, kind, data: serde_json::from_str(&data).unwrap(), raw: data });
                 }
                 match self.response.chunk().await.unwrap() {
                     Some(bytes) => self.buffer.push_str(std::str::from_utf8(&bytes).unwrap()),
@@ -321,6 +328,32 @@ async fn events_push_each_change_and_a_reconnection_with_last_event_id_loses_not
     let mut from_start = Events::open(&app, None, &format!("?since={start}")).await;
     let replayed = from_start.next(Duration::from_secs(5)).await.unwrap();
     assert_eq!(replayed.data["seq"].as_u64(), Some(seen));
+}
+
+/// Issue 30: an empty `Last-Event-ID` is no position (as none), not a `400`; and each
+/// event is what the document's `FeedEvent` says, its `data` a `FeedChange` as written.
+#[tokio::test]
+async fn an_empty_last_event_id_is_no_position_and_each_event_is_as_documented() {
+    let app = spawn_app().await;
+    let start = head(&app).await;
+    let birds = app.category("Birds").await;
+    let mut events = Events::open_with(&app, Some(String::new()), &format!("?since={start}")).await;
+    let first = events.next(Duration::from_secs(5)).await.expect("the change after since");
+    assert_eq!(what(&json!([first.data])), [change("category", birds, "created")]);
+    let fish = app.category("Fish").await;
+    let second = events.next(Duration::from_secs(5)).await.expect("a live change");
+    assert_eq!(what(&json!([second.data])), [change("category", fish, "created")]);
+    for event in [first, second] {
+        let raw = json!({ "id": event.id, "event": event.kind, "data": event.raw });
+        openapi::check_schema("FeedEvent", &raw, "an event of GET /events");
+        openapi::check_schema("FeedChange", &event.data, "the data of a change event");
+    }
+    let blank = Events::open_with(&app, Some(" ".to_owned()), "").await;
+    drop(blank);
+    for bad in ["+5", "-1", "1.0", "18446744073709551616"] {
+        let reply = app.send(app.request(Method::GET, "/events").header("last-event-id", bad)).await;
+        assert_eq!((reply.status.as_u16(), reply.code()), (400, "invalid_parameter"), "{bad}");
+    }
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 //! `Idempotency-Key` on the commands a till replays besides placing an order (issue 19,
 //! "Replay"): `POST /store/inventory/{petId}/adjustments`, `PATCH` (completing) and `DELETE`
-//! (cancelling) `/store/orders/{orderId}`. The rules are the orders' (`idempotency.rs`): a
+//! (deleting) `/store/orders/{orderId}` and `POST /store/orders/{orderId}/cancel`. The rules are the orders' (`idempotency.rs`): a
 //! retry gets the first response and changes nothing; one key is one request (operation,
 //! id and body), so a key sent for anything else is `422 idempotency_key_reused`; keys are
 //! per API key and live the server's window; concurrent retries, on two replicas too,
@@ -9,6 +9,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
+use petstore::Petstore;
 use petstore::api::parse_body;
 use petstore::client::Client;
 use petstore::domain::{NewInventoryAdjustment, NewOrder, OrderId, OrderPatch, PetId};
@@ -55,7 +56,7 @@ async fn complete(app: &TestApp, order: i64, key: Option<&str>) -> Reply {
 }
 
 async fn cancel(app: &TestApp, order: i64, key: Option<&str>) -> Reply {
-    command(app, Method::DELETE, &format!("/store/orders/{order}"), key, None).await
+    command(app, Method::POST, &format!("/store/orders/{order}/cancel"), key, None).await
 }
 
 /// Status and body: what a replay must repeat exactly.
@@ -153,15 +154,16 @@ async fn a_retried_completion_answers_the_same_order() {
 }
 
 #[tokio::test]
-async fn a_retried_cancellation_answers_204_again_and_not_409() {
+async fn a_retried_cancellation_answers_the_cancelled_order_again_and_not_409() {
     let app = spawn_app().await;
     let pet = app.pet_with_stock("Rex", 5).await;
     let order = open_order(&app, pet, 2).await;
     assert_eq!(stock(&app, pet).await, 3);
 
-    for _ in 0..3 {
-        let reply = cancel(&app, order, Some("cancel-1")).await;
-        assert_eq!((reply.status.as_u16(), &reply.body), (204, &Value::Null));
+    let first = cancel(&app, order, Some("cancel-1")).await.expect_status(200);
+    assert!(first.body["cancelledAt"].is_string(), "{}", first.body);
+    for _ in 0..2 {
+        assert_eq!(response(&cancel(&app, order, Some("cancel-1")).await), response(&first));
     }
     assert_eq!(stock(&app, pet).await, 5, "the stock returned once");
     assert_eq!(orders_placed(&app).await, 0);
@@ -191,7 +193,7 @@ async fn a_refusal_found_after_the_change_began_is_kept_and_the_change_undone() 
     app.put(&format!("/store/inventory/{pet}"), room).await.expect_status(200);
     assert_eq!(response(&cancel(&app, order, Some("cancel-too-many")).await), response(&first));
     app.get(&format!("/store/orders/{order}")).await.expect_status(200);
-    assert_eq!(cancel(&app, order, Some("cancel-again")).await.status, 204);
+    assert_eq!(cancel(&app, order, Some("cancel-again")).await.status, 200);
     assert_eq!(stock(&app, pet).await, 13);
 }
 
@@ -226,7 +228,7 @@ async fn a_key_is_one_request_and_another_operation_id_or_body_under_it_is_refus
     // An order's key is refused for a cancellation too, and a cancellation's for an order.
     command(&app, Method::POST, orders, Some("k-order"), Some(&order_body)).await.expect_status(201);
     assert_eq!(cancel(&app, order, Some("k-order")).await.code(), "idempotency_key_reused");
-    cancel(&app, order, Some("k-cancel")).await.expect_status(204);
+    cancel(&app, order, Some("k-cancel")).await.expect_status(200);
     let as_order = command(&app, Method::POST, orders, Some("k-cancel"), Some(&order_body)).await;
     assert_eq!(as_order.code(), "idempotency_key_reused");
     let as_other_cancel = cancel(&app, order + 1, Some("k-cancel")).await;
@@ -297,8 +299,9 @@ async fn concurrent_requests_with_one_key_apply_once_across_two_replicas() {
         assert_eq!((status, &body["complete"]), (200, &Value::Bool(true)));
         let order = open_order(&a, pet, 3).await;
         let (status, _) =
-            burst(format!("cancel-{round}"), Method::DELETE, format!("/store/orders/{order}"), None).await;
-        assert_eq!(status, 204);
+            burst(format!("cancel-{round}"), Method::POST, format!("/store/orders/{order}/cancel"), None)
+                .await;
+        assert_eq!(status, 200);
     }
     assert_eq!(
         stock(&b, pet).await,
@@ -332,15 +335,16 @@ async fn a_key_is_remembered_for_the_servers_window_then_the_command_is_new() {
 }
 
 #[test]
-fn the_three_operations_take_the_documented_key() {
+fn the_operations_take_the_documented_key() {
     let orders = &openapi::operation(&Method::POST, "/store/orders").unwrap()["parameters"][0];
     let shared = &openapi::DOC["components"]["parameters"]["IdempotencyKey"];
     assert_eq!(shared["name"], "Idempotency-Key");
-    assert_eq!(shared["schema"], orders["schema"], "one grammar for the four operations");
+    assert_eq!(shared["schema"], orders["schema"], "one grammar for the five operations");
     for (method, template) in [
         (Method::POST, "/store/inventory/{petId}/adjustments"),
         (Method::PATCH, "/store/orders/{orderId}"),
         (Method::DELETE, "/store/orders/{orderId}"),
+        (Method::POST, "/store/orders/{orderId}/cancel"),
     ] {
         let operation = openapi::operation(&method, template).unwrap();
         let parameters: Vec<&Value> =
@@ -377,9 +381,13 @@ async fn the_client_sends_each_command_under_its_key() {
     // A key with a quote, a backslash and spaces arrives as it was given.
     let open = OrderId::try_from(open_order(&app, pet_id, 1).await).unwrap();
     let key = r#"cancel "one" \ now"#;
-    client.cancel_order_once(key, open).await.unwrap();
-    client.cancel_order_once(key, open).await.unwrap();
+    let cancelled = client.cancel_order_once(key, open).await.unwrap();
+    assert!(cancelled.cancelled_at.is_some(), "{cancelled:?}");
+    assert_eq!(client.cancel_order_once(key, open).await.unwrap(), cancelled);
     assert_eq!(stock(&app, pet_id).await, 13);
+    client.delete_order_once("c-delete", open).await.unwrap();
+    client.delete_order_once("c-delete", open).await.unwrap();
+    assert_eq!(client.get_order(open).await.unwrap_err().code, ErrorCode::NotFound);
 
     let reused = client.cancel_order_once("c-adjust", open).await.unwrap_err();
     assert_eq!(reused.code, ErrorCode::IdempotencyKeyReused, "{reused:?}");
@@ -410,8 +418,8 @@ async fn the_client_sends_the_key_as_an_sf_string_header() {
     });
     let client = Client::new(&base, KEY).unwrap();
     let order = OrderId::try_from(7).unwrap();
-    client.cancel_order_once("8e03978e-40d5", order).await.unwrap();
-    client.cancel_order_once(r#"a "b""#, order).await.unwrap();
+    client.delete_order_once("8e03978e-40d5", order).await.unwrap();
+    client.delete_order_once(r#"a "b""#, order).await.unwrap();
     let heads = server.await.unwrap();
     assert!(heads[0].starts_with("delete /store/orders/7 "), "{}", heads[0]);
     assert!(heads[0].contains("\r\nidempotency-key: \"8e03978e-40d5\"\r\n"), "{}", heads[0]);

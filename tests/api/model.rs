@@ -196,7 +196,7 @@ async fn run(
             .update_order(order(i), OrderPatch { complete: Some(true), ..Default::default() })
             .await
             .map(drop),
-        Op::Cancel(i) => store.cancel_order(order(i)).await,
+        Op::Cancel(i) => store.cancel_order(order(i)).await.map(drop),
         Op::ChangeQuantity(i, q) => store
             .update_order(
                 order(i),

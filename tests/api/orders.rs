@@ -52,7 +52,7 @@ async fn completing_the_last_open_order_sells_the_pet() {
     let done = app.patch(&format!("/store/orders/{a}"), json!({ "complete": true })).await;
     assert_eq!(done.body["complete"], true);
     assert!(done.body["completedAt"].is_string(), "completion stamps when: {}", done.body);
-    assert!(done.body["shipDate"].is_null(), "and leaves the planned ship date alone");
+    assert_eq!(done.body["shipDate"], done.body["completedAt"], "none was planned: it shipped then");
     assert_eq!(status_of(&app, pet).await.0, "pending", "an order is still open");
 
     app.patch(&format!("/store/orders/{b}"), json!({ "complete": true, "shipDate": "2026-12-01T09:00:00Z" }))
@@ -70,7 +70,7 @@ async fn cancelling_returns_the_stock_and_makes_the_pet_available() {
         app.post("/store/orders", json!({ "petId": pet })).await.expect_status(201).body["id"].clone();
     assert_eq!(status_of(&app, pet).await, ("pending".into(), 0));
 
-    assert_eq!(app.delete(&format!("/store/orders/{order}")).await.status, 204);
+    assert_eq!(app.cancel(&order).await.status, 200);
     assert_eq!(status_of(&app, pet).await, ("available".into(), 1));
     let kept = app.get(&format!("/store/orders/{order}")).await.expect_status(200);
     assert!(kept.body["cancelledAt"].is_string(), "the order is kept, stamped when: {}", kept.body);
@@ -86,7 +86,7 @@ async fn a_completed_order_can_neither_change_nor_be_cancelled() {
 
     let change = app.patch(&format!("/store/orders/{id}"), json!({ "quantity": 2 })).await;
     assert_eq!(change.code(), "order_completed");
-    let cancel = app.delete(&format!("/store/orders/{id}")).await;
+    let cancel = app.cancel(id).await;
     assert_eq!(cancel.code(), "order_completed");
     assert_eq!(status_of(&app, pet).await, ("available".into(), 4));
 }
@@ -165,4 +165,32 @@ async fn returning_units_that_would_overflow_the_stock_is_refused_and_changes_no
 
     assert_eq!(app.get(&path).await.body["quantity"], 10_000, "the order is untouched");
     assert_eq!(status_of(&app, pet).await.1, 1_000_000, "the stock is untouched");
+}
+
+/// Issue 30: `shipDate` is the spec's "expected or actual ship date". A completed order with
+/// none planned shipped when it was completed; a planned one keeps its date.
+#[tokio::test]
+async fn a_completed_order_ships_when_completed_unless_a_date_was_planned() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 10).await;
+    let sale = app.post("/store/orders", json!({ "petId": pet, "complete": true })).await.expect_status(201);
+    assert!(sale.body["shipDate"].is_string(), "{}", sale.body);
+    assert_eq!(sale.body["shipDate"], sale.body["completedAt"], "a counter sale ships at once");
+
+    let open = app.post("/store/orders", json!({ "petId": pet })).await.expect_status(201);
+    assert!(open.body["shipDate"].is_null(), "not shipped while open");
+    let path = format!("/store/orders/{}", open.body["id"]);
+    let done = app.patch(&path, json!({ "complete": true })).await.expect_status(200);
+    assert!(done.body["shipDate"].is_string(), "{}", done.body);
+    assert_eq!(done.body["shipDate"], done.body["completedAt"]);
+    assert_eq!(app.get(&path).await.body, done.body, "stored as answered");
+
+    let planned = json!({ "petId": pet, "shipDate": "2026-12-01T09:00:00Z" });
+    let planned = app.post("/store/orders", planned).await.expect_status(201);
+    let path = format!("/store/orders/{}", planned.body["id"]);
+    let done = app.patch(&path, json!({ "complete": true })).await.expect_status(200);
+    assert_eq!(done.body["shipDate"], "2026-12-01T09:00:00Z", "the planned date stays");
+    let sale = json!({ "petId": pet, "complete": true, "shipDate": "2026-12-02T09:00:00Z" });
+    let sale = app.post("/store/orders", sale).await.expect_status(201);
+    assert_eq!(sale.body["shipDate"], "2026-12-02T09:00:00Z");
 }

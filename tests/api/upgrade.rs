@@ -212,6 +212,19 @@ const FIXTURES: &[Fixture] = &[
         changes: 264,
         ..SHOP
     },
+    // Deleted orders (schema 12): the script cancels with POST .../cancel from then on, so
+    // the figures are the same; its completed orders have a shipDate from their completion.
+    Fixture {
+        version: 12,
+        keys: &named_keys(
+            "psk_b2fb90ff70a54c95e1af9f9560e7e706e38241bb99f88a19f46a35b446b32313",
+            "psk_b8c49339260d69bcd04629b8b57beb534d8b0b15fb53bb5b73ed1ad75dd14b9b",
+            "psk_ba9a0f2341089a06e31bc83e64139ad3ee068c2896326ab2e8e060395ab19152",
+            "psk_f348f7657b2e0e1a10f725bee44c32936aa2dff74acad403215497982ed7f8f3",
+        ),
+        changes: 264,
+        ..SHOP
+    },
 ];
 
 fn fixtures_dir() -> PathBuf {
@@ -254,6 +267,7 @@ upgrades!(
     from_schema_9: 9,
     from_schema_10: 10,
     from_schema_11: 11,
+    from_schema_12: 12,
 );
 
 #[test]
@@ -297,10 +311,13 @@ async fn upgrade_from(version: usize) {
     let original = std::fs::read(fixtures_dir().join(&file)).unwrap();
     std::fs::write(&path, &original).unwrap();
 
+    let unshipped = completed_without_ship_date(&path);
     let store = Store::open(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
-    check_sound_and_complete(&path, fixture);
+    check_shipped(&path, fixture, &unshipped);
+    check_sound_and_complete(&path, fixture, !unshipped.is_empty());
     check_keys(&store, fixture).await;
-    check_usable(&store, &path, fixture).await;
+    let last_change = fixture.changes + i64::from(!unshipped.is_empty());
+    check_usable(&store, &path, fixture, last_change as u64).await;
     drop(store);
     // Reopening an upgraded database migrates nothing more and still works.
     let again = Store::open(&path).unwrap();
@@ -312,7 +329,45 @@ async fn upgrade_from(version: usize) {
     );
 }
 
-fn check_sound_and_complete(path: &Path, f: &Fixture) {
+/// The completed orders with a completion time and no `shipDate` in the database at `path`
+/// before it is migrated (none before schema 9, which added `completed_at`): id and when.
+fn completed_without_ship_date(path: &Path) -> Vec<(i64, String)> {
+    let conn = Connection::open(path).unwrap();
+    let has_completed_at = conn
+        .prepare("SELECT 1 FROM pragma_table_info('orders') WHERE name = 'completed_at'")
+        .unwrap()
+        .exists([])
+        .unwrap();
+    if !has_completed_at {
+        return Vec::new();
+    }
+    let sql = "SELECT id, completed_at FROM orders WHERE complete AND ship_date IS NULL AND completed_at IS NOT NULL";
+    conn.prepare(sql)
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
+/// Migration 12 gave each of `unshipped` its completion time as its `shipDate` (issue 30:
+/// the spec's "actual ship date"), and left no completed order with one but no shipDate.
+fn check_shipped(path: &Path, f: &Fixture, unshipped: &[(i64, String)]) {
+    let file = file_of(f.version);
+    let conn = Connection::open(path).unwrap();
+    for (id, completed_at) in unshipped {
+        let shipped: Option<String> =
+            conn.query_row("SELECT ship_date FROM orders WHERE id = ?1", [id], |r| r.get(0)).unwrap();
+        assert_eq!(shipped.as_ref(), Some(completed_at), "{file}: order {id} shipped when completed");
+    }
+    let left =
+        "SELECT count(*) FROM orders WHERE complete AND ship_date IS NULL AND completed_at IS NOT NULL";
+    assert_eq!(one::<i64>(&conn, left), 0, "{file}");
+}
+
+/// `backfilled`: migration 12 gave completed orders their ship dates, and told the feed's
+/// followers to read everything again with one `reset` of the shop.
+fn check_sound_and_complete(path: &Path, f: &Fixture, backfilled: bool) {
     let file = file_of(f.version);
     let conn = Connection::open(path).unwrap();
     let version: i64 = one(&conn, "PRAGMA user_version");
@@ -360,7 +415,12 @@ fn check_sound_and_complete(path: &Path, f: &Fixture) {
         one::<i64>(&conn, "SELECT count(*) FROM changes"),
         one::<i64>(&conn, "SELECT coalesce(max(seq), 0) FROM changes"),
     );
-    assert_eq!(feed, (f.changes, f.changes), "{file}: the change feed, numbered 1 to {}", f.changes);
+    let changes = f.changes + i64::from(backfilled);
+    assert_eq!(feed, (changes, changes), "{file}: the change feed, numbered 1 to {changes}");
+    if backfilled {
+        let last = "SELECT entity || ' ' || action FROM changes ORDER BY seq DESC LIMIT 1";
+        assert_eq!(one::<String>(&conn, last), "shop reset", "{file}: the backfill's one change");
+    }
 }
 
 /// The named keys are all there, as they were, and each secret still authenticates (or is
@@ -398,7 +458,8 @@ async fn check_keys(store: &Store, f: &Fixture) {
 
 /// The migrated data works through the store: read, order, complete; the stock + ordered
 /// figure of the pet does not move, and nothing else does either.
-async fn check_usable(store: &Store, path: &Path, f: &Fixture) {
+/// `last_change`: the feed's last change after the migration.
+async fn check_usable(store: &Store, path: &Path, f: &Fixture, last_change: u64) {
     let pet = PetId::try_from(f.pet.0).unwrap();
     assert_eq!(store.get_pet(pet).await.unwrap().name.as_str(), f.pet.1);
     let categories = store.list_categories(Page::new(100, 0).unwrap()).await.unwrap();
@@ -429,7 +490,7 @@ async fn check_usable(store: &Store, path: &Path, f: &Fixture) {
     let conn = Connection::open(path).unwrap();
     assert_eq!(fingerprint(&stocked(&conn)), f.stocked_fingerprint, "an order moves no stocked unit");
     // The feed goes on after the fixture's last change: the order, its stock, completing it.
-    let after = store.changes_since(f.changes as u64, 100).await.unwrap();
+    let after = store.changes_since(last_change, 100).await.unwrap();
     let what: Vec<(Entity, Action)> = after.changes.iter().map(|c| (c.entity, c.action)).collect();
     assert_eq!(
         what,

@@ -7,11 +7,11 @@ request by design:
 
 - `invalid_reference`: a `categoryId` or `petId` in the body that names nothing. The schema
   can promise "a positive id", not "the id of a category that exists".
-- `validation_failed` from an adjustment whose `delta`, or from a cancellation or smaller
-  order whose returned units, would take the stock above 1,000,000: the schema bounds each
+- `validation_failed` from an adjustment whose `delta`, or from a cancellation, deletion or
+  smaller order whose returned units, would take the stock above 1,000,000: the schema bounds each
   number on its own; the sum with the current stock is state.
 - `422 idempotency_key_reused` from an operation that takes an `Idempotency-Key` (placing,
-  changing and cancelling an order, adjusting stock): a key already used for another
+  changing, cancelling and deleting an order, adjusting stock): a key already used for another
   request. The schema can say what a key looks like, not that it is unused (and the
   examples phase sends the document's one example key with every example body, of every
   one of those operations).
@@ -43,7 +43,7 @@ ORDERS = "/store/orders"
 CHANGES = "/changes"
 # The operations that take an Idempotency-Key (openapi.yaml).
 IDEMPOTENT = {("POST", ORDERS), ("PATCH", ORDERS + "/{orderId}"), ("DELETE", ORDERS + "/{orderId}"),
-              ("POST", ADJUSTMENTS)}
+              ("POST", ORDERS + "/{orderId}/cancel"), ("POST", ADJUSTMENTS)}
 
 
 def _error(response):
@@ -88,8 +88,9 @@ def _is_state_dependent_refusal(case, response):
         return "is before from" in message or "give both from and to" in message
     if path == "/store/settings" and method == "PUT" and code == "validation_failed":
         return message.startswith(("currency: currency must be", "timeZone: timeZone must be"))
-    returns_stock = (method == "POST" and case.operation.path == ADJUSTMENTS) or (
-        method in ("PATCH", "DELETE") and case.operation.path == ORDERS + "/{orderId}"
+    returns_stock = (
+        (method == "POST" and case.operation.path in (ADJUSTMENTS, ORDERS + "/{orderId}/cancel"))
+        or (method in ("PATCH", "DELETE") and case.operation.path == ORDERS + "/{orderId}")
     )
     return code == "validation_failed" and returns_stock and "above the maximum" in message
 

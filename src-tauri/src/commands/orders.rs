@@ -82,5 +82,6 @@ pub async fn update_order<R: Runtime>(
 /// Cancels an open order: its stock returns, and the order is kept (the Cancelled tab).
 #[tauri::command]
 pub async fn cancel_order(shell: State<'_, Shell>, id: Input<OrderId>) -> CommandResult<()> {
-    Ok(shell.current().cancel_order(id.0).await?)
+    shell.current().cancel_order(id.0).await?;
+    Ok(())
 }

@@ -237,6 +237,7 @@ fn cancellations_and_completions_racing_placements_keep_every_rule() {
                                 (false, true) => tauri::async_runtime::block_on(
                                     client.cancel_order(OrderId::try_from(id).unwrap()),
                                 )
+                                .map(drop)
                                 .map_err(|e| json!({ "code": code(e.code) })),
                                 (false, false) => tauri::async_runtime::block_on(client.update_order(
                                     OrderId::try_from(id).unwrap(),

@@ -23,7 +23,8 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/sqlite/0009_the_counter.sql")),
     M::up(include_str!("../../../migrations/sqlite/0010_orders_kept.sql")),
     M::up(include_str!("../../../migrations/sqlite/0011_change_checks_without_lists.sql")),
-    M::up(include_str!("../../../migrations/sqlite/0012_orders_placed_at.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0012_orders_deleted.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0013_orders_placed_at.sql")),
 ];
 
 /// The schema version this binary writes (SQLite `user_version`).

@@ -150,6 +150,11 @@ impl TestApp {
         self.send(self.request(Method::DELETE, path)).await
     }
 
+    /// `POST /store/orders/{order}/cancel`: cancels the order and keeps it.
+    pub async fn cancel(&self, order: impl std::fmt::Display) -> Reply {
+        self.send(self.request(Method::POST, &format!("/store/orders/{order}/cancel"))).await
+    }
+
     /// Sends `request` and checks the reply against the OpenAPI document: the status must
     /// be documented for the operation and the body must match its schema. Every HTTP test
     /// therefore also tests the document.

@@ -70,6 +70,11 @@ pub fn check_response(method: &Method, path: &str, status: u16, headers: &Header
     }
 }
 
+/// Checks `value` against the document's schema `name` (`components/schemas`).
+pub fn check_schema(name: &str, value: &Value, context: &str) {
+    validate(&json!({ "$ref": format!("#/components/schemas/{name}") }), value, context);
+}
+
 fn validate(schema: &Value, body: &Value, context: &str) {
     static CACHE: LazyLock<Mutex<HashMap<String, jsonschema::Validator>>> = LazyLock::new(Default::default);
     let schema = translate(schema.clone());

@@ -1,4 +1,4 @@
--- Petstore schema, version 12: an order keeps the moment the till made it. Never edit this
+-- Petstore schema, version 13: an order keeps the moment the till made it. Never edit this
 -- file once landed.
 --
 -- A sale taken offline reaches the server later, perhaps after midnight: `created_at` is
