@@ -32,6 +32,7 @@ mod orders_kept;
 mod paging;
 mod pets;
 mod replicas;
+mod reports;
 mod request_timeouts;
 mod search;
 mod support;
