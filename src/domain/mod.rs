@@ -4,6 +4,7 @@
 #[macro_use]
 mod bounded;
 mod category;
+mod csv_cell;
 mod export;
 mod feed;
 mod history;
@@ -23,6 +24,7 @@ mod text;
 mod time;
 
 pub use category::{Category, NewCategory};
+pub use csv_cell::{defuse, undo_defuse};
 pub use export::{EXPORT_PAGE, OrderExport, PetExport};
 pub use feed::{
     Action, Entity, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FeedBounds, FeedChange, FeedPage, feed_limit,

@@ -14,6 +14,7 @@ mod cli_postgres;
 mod concurrency;
 mod contract;
 mod counter;
+mod csv_round_trip;
 mod deprecation;
 mod docs;
 mod errors;
