@@ -34,6 +34,7 @@ mod paging;
 mod pets;
 mod replicas;
 mod reports;
+mod reports_scope;
 mod request_timeouts;
 mod search;
 mod support;
