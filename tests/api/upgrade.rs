@@ -212,6 +212,18 @@ const FIXTURES: &[Fixture] = &[
         changes: 264,
         ..SHOP
     },
+    // The keys' table made again with a third scope, `reports` (schema 12).
+    Fixture {
+        version: 12,
+        keys: &named_keys(
+            "psk_8d66aa30c87c4982ce1f16101690a982a549b5a37bea7e75e44e79c87b29fa4f",
+            "psk_901dd1c0e901248eaf6c80bf35789f6ab6e09f03b37847d9425dc271fe2fa1d6",
+            "psk_5d06cfb011fbaa5126a424142515e6d1ddcbc2d3f0a4470a5fea9ecb7cd7bfdf",
+            "psk_4cc3fc8c62ca8ab34fb5aed7b4c92f05697292b8ba740e16ce0d424a9e355ebc",
+        ),
+        changes: 264,
+        ..SHOP
+    },
 ];
 
 fn fixtures_dir() -> PathBuf {
@@ -254,6 +266,7 @@ upgrades!(
     from_schema_9: 9,
     from_schema_10: 10,
     from_schema_11: 11,
+    from_schema_12: 12,
 );
 
 #[test]
