@@ -1,9 +1,8 @@
 //! A shop's CSV exports (RFC 4180, UTF-8, a header row, CRLF) as streams of text, a page of
 //! [`EXPORT_PAGE`] rows at a time, so that a million pets never sit in memory: the API
 //! serves them (`GET /exports/*.csv`) and the app writes them to a file. A cell that a
-//! spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, a tab or a
-//! carriage return) is written with a `'` before it (OWASP's advice against CSV injection);
-//! a number is never one of those.
+//! spreadsheet would run as a formula is written with a `'` before it, which an import takes
+//! off again ([`crate::domain::defuse`]); a number is never one of those.
 
 use std::sync::Arc;
 
@@ -199,7 +198,7 @@ fn line(out: &mut String, cells: &[&str]) {
 
 /// Text a person typed, made safe to open in a spreadsheet.
 fn text(value: &str) -> String {
-    if value.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{value}") } else { value.to_owned() }
+    crate::domain::defuse(value).into_owned()
 }
 
 #[cfg(test)]

@@ -108,6 +108,7 @@ impl Application {
             failures: Arc::new(FailedAuth::new(config.failed_auth)),
             stopping: stopping_seen,
             idempotency_window,
+            reports: Default::default(),
         });
         Ok(Self {
             listener,

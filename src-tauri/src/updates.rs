@@ -9,6 +9,15 @@
 //! `http://` to this computer (a manifest served on loopback, as the tests do); the
 //! plugin's own check would allow any `http://` with its "insecure transport" switch on,
 //! which is on only so that loopback can pass.
+//!
+//! The installer's signature covers the file, not the version the manifest announces: a
+//! host that can change the manifest could offer an older, genuinely signed installer as
+//! a newer version. So each platform of the manifest also carries `version_signature`, the
+//! release key's signature of [`version_statement`] (the version and that installer's
+//! signature, made by the release workflow), checked before anything is offered; the
+//! installer's address must be `https://` (or loopback, as the manifest's); and nothing at
+//! or below the running version, or below the newest version already seen signed (the
+//! floor, kept with the settings), is offered.
 
 use std::net::IpAddr;
 use std::sync::Mutex;
@@ -54,16 +63,9 @@ pub fn parse_address(raw: &str) -> CommandResult<Url> {
             "{raw:?} is not a web address (like https://updates.example.com/petstore/latest.json)"
         ))
     })?;
-    let host = url.host_str().unwrap_or_default();
-    let loopback = host == "localhost"
-        || host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
     match url.scheme() {
         "https" => Ok(url),
-        "http" if loopback => Ok(url),
+        "http" if loopback(&url) => Ok(url),
         "http" => Err(CommandError::validation(format!(
             "updates must come over https:// (only this computer may use http://): {raw}"
         ))),
@@ -71,12 +73,61 @@ pub fn parse_address(raw: &str) -> CommandResult<Url> {
     }
 }
 
+/// Whether `url` names this computer.
+fn loopback(url: &Url) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    host == "localhost"
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// Whether `url` may be fetched: https, or http to this computer.
+fn secure(url: &Url) -> bool {
+    url.scheme() == "https" || (url.scheme() == "http" && loopback(url))
+}
+
+/// What the release key signs for each platform's installer: the version and the
+/// installer's own signature (as the manifest writes it, base64), so that a version can
+/// name only the installer it was released with.
+pub fn version_statement(version: &str, installer_signature: &str) -> String {
+    format!("petstore update\nversion: {version}\ninstaller signature: {installer_signature}\n")
+}
+
+/// Checks `version_signature` (base64 of a minisign signature, as `tauri signer sign`
+/// writes it) of the statement for `version` and `installer_signature` with `pubkey`.
+fn verify_version(
+    pubkey: &str,
+    version: &str,
+    installer_signature: &str,
+    version_signature: &str,
+) -> Result<(), String> {
+    use base64::Engine as _;
+    let text = |b64: &str, what: &str| {
+        base64::engine::general_purpose::STANDARD
+            .decode(b64.trim())
+            .ok()
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .ok_or_else(|| format!("the {what} is not base64 text"))
+    };
+    let key = minisign_verify::PublicKey::decode(&text(pubkey, "update key")?)
+        .map_err(|e| format!("the update key: {e}"))?;
+    let signature = minisign_verify::Signature::decode(&text(version_signature, "version signature")?)
+        .map_err(|e| format!("the version signature: {e}"))?;
+    key.verify(version_statement(version, installer_signature).as_bytes(), &signature, false)
+        .map_err(|e| format!("the version signature does not match: {e}"))
+}
+
 /// Asks `address` whether a newer Petstore is out; answers the offer, or `None` when this
-/// one is the latest. `pubkey` checks the installer when it is downloaded.
+/// one is the latest or it is below `floor` (the newest version seen signed before).
+/// `pubkey` checks the version's signature now and the installer's when it is downloaded.
 pub async fn check<R: Runtime>(
     app: &AppHandle<R>,
     address: Url,
     pubkey: &str,
+    floor: Option<&str>,
 ) -> CommandResult<Option<(UpdateOffer, Update)>> {
     if pubkey.is_empty() {
         return Err(CommandError::validation(
@@ -86,13 +137,43 @@ pub async fn check<R: Runtime>(
     let updater = app
         .updater_builder()
         .endpoints(vec![address.clone()])
+        .map(|b| {
+            // Newer than this one, and not below the floor: never a downgrade, even to a
+            // version newer than this one but older than one offered before.
+            let floor = floor.and_then(|f| semver::Version::parse(f).ok());
+            b.version_comparator(move |current, remote| {
+                remote.version > current && floor.as_ref().is_none_or(|floor| remote.version >= *floor)
+            })
+        })
         .and_then(|b| b.pubkey(pubkey).timeout(TIMEOUT).build())
         .map_err(|e| CommandError::validation(format!("cannot check {address}: {e}")))?;
     let update = updater
         .check()
         .await
         .map_err(|e| CommandError::validation(format!("checking {address} failed: {e}")))?;
-    Ok(update.map(|update| {
+    let Some(update) = update else { return Ok(None) };
+    let refused = |why: String| {
+        CommandError::validation(format!(
+            "{address} offers Petstore {} but {why}; nothing was offered",
+            update.version
+        ))
+    };
+    if !secure(&update.download_url) {
+        return Err(refused(format!(
+            "its installer is not at an https:// address ({})",
+            update.download_url
+        )));
+    }
+    // The platform entry the updater took: the one with the installer's signature.
+    let version_signature = update.raw_json["platforms"]
+        .as_object()
+        .and_then(|platforms| {
+            platforms.values().find(|p| p["signature"].as_str() == Some(update.signature.as_str()))
+        })
+        .and_then(|p| p["version_signature"].as_str())
+        .ok_or_else(|| refused("its version is not signed (no version_signature)".to_owned()))?;
+    verify_version(pubkey, &update.version, &update.signature, version_signature).map_err(refused)?;
+    Ok(Some({
         let offer = UpdateOffer {
             version: update.version.clone(),
             current_version: update.current_version.clone(),
@@ -112,4 +193,24 @@ pub async fn download(update: &Update) -> CommandResult<Vec<u8>> {
             update.version
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A statement signed by the release workflow's own tool (`tauri signer sign`, Tauri CLI
+    /// 2.11.5, a key made for this test with `tauri signer generate`) is read as the app
+    /// reads a manifest's `version_signature`: the workflow and the app agree on the
+    /// statement and the encoding.
+    #[test]
+    fn a_statement_signed_by_tauri_signer_is_verified_and_no_other() {
+        const PUBKEY: &str = "dW50cnVzdGVkIGNvbW1lbnQ6IG1pbmlzaWduIHB1YmxpYyBrZXk6IEJGNEZCRjRBMUFFQzhDQzAKUldUQWpPd2FTcjlQdjBqd1duaXNJNDdIbVU0Mlp4M0o3MGpJVEZpd2xFNHVlOUE1UFdCdHpkbE0K";
+        const SIGNED: &str = "dW50cnVzdGVkIGNvbW1lbnQ6IHNpZ25hdHVyZSBmcm9tIHRhdXJpIHNlY3JldCBrZXkKUlVUQWpPd2FTcjlQdndxVFhveTN1THZLMzFBdTJDR0RRYis3V2s0RG52dEdwcCtRUFBuZktqQTFiMmFvZHM4RVZCVkRPQ3dZanJHMk4rWEJIa1QwbDRQV043YWVqTUJVc1FJPQp0cnVzdGVkIGNvbW1lbnQ6IHRpbWVzdGFtcDoxNzk1NzYyMjcwCWZpbGU6c3QKZ3lFRXBYUERiTUF0NENDbERCT0ptcXVuUTFkY1ljc0lMMS9GMzQwZDBFYUZZM0xKK20wVUt0ZDRXeDJYNnpiY0JCUmJDU3VRaXd4M0xTMzhCdk9vQnc9PQo=";
+        assert_eq!(verify_version(PUBKEY, "1.2.3", "abc", SIGNED), Ok(()));
+        for (version, installer) in [("1.2.4", "abc"), ("1.2.3", "abd")] {
+            let refused = verify_version(PUBKEY, version, installer, SIGNED).unwrap_err();
+            assert!(refused.contains("does not match"), "{version} {installer}: {refused}");
+        }
+    }
 }

@@ -152,11 +152,12 @@ pub(super) fn first_look(req: &Request, keys: &KeyRing) -> FirstLook {
 }
 
 /// The key check's second step: the named key with the hash `presented` must be active,
-/// and a `read` key may only read.
+/// a `read` key may only read, and a `reports` key only read what holds no personal data.
 pub(super) async fn check_named(
     store: &dyn Database,
     presented: [u8; 32],
     method: &Method,
+    path: &str,
 ) -> Result<(), Refusal> {
     let holder = match store.find_key(presented).await.map_err(Refusal::Failed)? {
         KeyMatch::Active(key) => {
@@ -169,8 +170,11 @@ pub(super) async fn check_named(
         }
         KeyMatch::Unknown => return Err(Refusal::WrongKey("the API key is not valid")),
     };
-    if holder.scope.can_write() || method == Method::GET || method == Method::HEAD {
+    let reads = method == Method::GET || method == Method::HEAD;
+    if holder.scope.can_write() || (reads && holder.scope.can_read(path)) {
         Ok(())
+    } else if reads {
+        Err(Refusal::NoPersonalData(holder))
     } else {
         Err(Refusal::ReadOnly(holder))
     }
@@ -194,6 +198,8 @@ pub(super) enum Refusal {
     WrongKey(&'static str),
     /// A valid key whose scope does not allow the request.
     ReadOnly(Holder),
+    /// A `reports` key asking for what holds personal data.
+    NoPersonalData(Holder),
     Failed(crate::Error),
 }
 
@@ -222,6 +228,17 @@ pub(super) fn refuse(failures: &FailedAuth, now: DateTime<Utc>, req: &Request, r
                 holder.name,
                 holder.scope,
                 req.method()
+            ),
+        )
+        .into_response(),
+        Refusal::NoPersonalData(holder) => ApiError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "the API key {:?} has the {} scope, which sees no personal data: {} (orders and the change \
+                 feed carry customers' names and phones) needs a read key",
+                holder.name,
+                holder.scope,
+                req.uri().path()
             ),
         )
         .into_response(),

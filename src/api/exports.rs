@@ -12,7 +12,7 @@ use super::Routes;
 use super::error::ApiResult;
 use super::extract::Params;
 use super::state::AppState;
-use crate::domain::DayRange;
+use crate::domain::{DayRange, parse_day};
 use crate::error::{Error, Result};
 use crate::exports::Export;
 
@@ -38,9 +38,7 @@ async fn orders(State(s): State<AppState>, params: Params) -> ApiResult<Response
     params.allow(&["from", "to"])?;
     let day = |name: &str| -> Result<Option<NaiveDate>> {
         let Some(raw) = params.one::<String>(name)? else { return Ok(None) };
-        NaiveDate::parse_from_str(&raw, "%Y-%m-%d").map(Some).map_err(|_| {
-            Error::invalid_parameter(format!("{name} must be a date like 2026-11-24, got {raw:?}"))
-        })
+        parse_day(name, &raw).map(Some).map_err(Error::invalid_parameter)
     };
     let days = match (day("from")?, day("to")?) {
         (None, None) => None,

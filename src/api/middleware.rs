@@ -403,6 +403,7 @@ mod tests {
             failures: Default::default(),
             stopping: tokio::sync::watch::channel(false).1,
             idempotency_window: crate::idempotency::KEY_LIFETIME,
+            reports: Default::default(),
         })
     }
 

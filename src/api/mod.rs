@@ -17,6 +17,7 @@ mod middleware;
 mod orders;
 mod paging;
 mod pets;
+mod report_permits;
 mod reports;
 mod require_key;
 mod service;

@@ -11,7 +11,7 @@ use super::Routes;
 use super::error::ApiResult;
 use super::extract::Params;
 use super::state::AppState;
-use crate::domain::DayRange;
+use crate::domain::{DayRange, parse_day};
 use crate::error::Error;
 
 pub(super) fn routes(r: Routes) -> Routes {
@@ -24,12 +24,12 @@ async fn sales(State(s): State<AppState>, headers: HeaderMap, params: Params) ->
         let raw: String = params
             .one(name)?
             .ok_or_else(|| Error::invalid_parameter(format!("{name} is required (YYYY-MM-DD)")))?;
-        NaiveDate::parse_from_str(&raw, "%Y-%m-%d").map_err(|_| {
-            Error::invalid_parameter(format!("{name} must be a date like 2026-11-24, got {raw:?}"))
-        })
+        parse_day(name, &raw).map_err(Error::invalid_parameter)
     };
     let range = DayRange::new(day("from")?, day("to")?).map_err(Error::invalid_parameter)?;
+    let permit = s.reports.take()?;
     let days = s.store.sales_report(range).await?;
+    drop(permit);
     if !wants_csv(&headers) {
         return Ok(Json(days).into_response());
     }
@@ -51,5 +51,58 @@ fn wants_csv(headers: &HeaderMap) -> bool {
         (Some(csv), Some(json)) => csv < json,
         (Some(_), None) => true,
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use tower::ServiceExt;
+
+    use crate::api::report_permits::REPORTS_AT_ONCE;
+    use crate::api::{AppState, HostPolicy, KeyRing, Shared};
+    use crate::clock::Clock;
+    use crate::store::Store;
+
+    /// With every report permit held (as by reports still being made), one more report is
+    /// refused at once with `503 busy` and `Retry-After`; once one ends, it is made.
+    #[tokio::test]
+    async fn reports_beyond_the_bound_are_refused_with_retry_after() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("r.db")).unwrap();
+        let state = AppState::new(Shared {
+            store: Arc::new(store),
+            keys: KeyRing::from_secrets(["k"]),
+            hosts: Arc::new(HostPolicy::new(80, &[])),
+            clock: Clock::system(),
+            failures: Default::default(),
+            stopping: tokio::sync::watch::channel(false).1,
+            idempotency_window: crate::idempotency::KEY_LIFETIME,
+            reports: Default::default(),
+        });
+        let app = crate::api::service(state.clone(), Duration::from_secs(30));
+        let report = || {
+            let request = Request::get("/store/reports/sales?from=2026-01-01&to=2026-12-31")
+                .header("host", "localhost")
+                .header("authorization", "Bearer k")
+                .body(Body::empty())
+                .unwrap();
+            app.clone().oneshot(request)
+        };
+        assert_eq!(report().await.unwrap().status(), StatusCode::OK);
+        let mut held: Vec<_> = (0..REPORTS_AT_ONCE).map(|_| state.reports.take().unwrap()).collect();
+        let refused = report().await.unwrap();
+        assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(refused.headers()["retry-after"], "1");
+        let body = axum::body::to_bytes(refused.into_body(), 4096).await.unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body["code"], "busy", "{body}");
+        assert!(body["message"].as_str().unwrap().contains("sales reports"), "{body}");
+        held.pop();
+        assert_eq!(report().await.unwrap().status(), StatusCode::OK, "a permit given back is taken again");
     }
 }

@@ -82,7 +82,9 @@ where
         let state = self.state.clone();
         KeyFuture::LookUp {
             future: Box::pin(async move {
-                match access::check_named(state.store.as_ref(), presented, req.method()).await {
+                match access::check_named(state.store.as_ref(), presented, req.method(), req.uri().path())
+                    .await
+                {
                     Ok(()) => {
                         tell_key_passed(&req);
                         inner.call(req).await.unwrap_or_else(|never| match never {})

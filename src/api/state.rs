@@ -3,6 +3,7 @@ use std::sync::Arc;
 
 use super::access::{HostPolicy, KeyRing};
 use super::failures::FailedAuth;
+use super::report_permits::ReportPermits;
 use crate::backend::Database;
 use crate::clock::Clock;
 
@@ -34,6 +35,8 @@ pub struct Shared {
     pub stopping: tokio::sync::watch::Receiver<bool>,
     /// How long an `Idempotency-Key` is kept.
     pub idempotency_window: chrono::TimeDelta,
+    /// The sales reports being made (at most a few at once).
+    pub reports: ReportPermits,
 }
 
 impl AppState {

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::Read;
 
-use super::{CategoryId, Description, Name, NewPet, PetStatus, Price, Sku, StockLevel, quoted};
+use super::{CategoryId, Description, Name, NewPet, PetStatus, Price, Sku, StockLevel, quoted, undo_defuse};
 use crate::error::{Error, Result};
 
 /// Most lines of pets a file may hold (the header not counted).
@@ -231,9 +231,10 @@ pub fn read_pets_csv(input: impl Read) -> Result<Vec<ImportRow>> {
                 "a file may hold at most {IMPORT_MAX_LINES} pets; line {line} is one more"
             )));
         }
-        // An empty cell means "not given".
+        // An empty cell means "not given". The `'` an export put before a cell that would
+        // run as a formula comes off first, so that an export imported again keeps its names.
         let cell = |column: usize| {
-            index[column].and_then(|i| record.get(i)).map(str::trim).filter(|c| !c.is_empty())
+            index[column].and_then(|i| record.get(i)).map(|c| undo_defuse(c).trim()).filter(|c| !c.is_empty())
         };
         let name = Name::parse(cell(0).unwrap_or("")).map_err(|why| refused_at(line, "name", why))?;
         let category = Name::parse(cell(1).unwrap_or("")).map_err(|why| refused_at(line, "category", why))?;

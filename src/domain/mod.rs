@@ -4,6 +4,7 @@
 #[macro_use]
 mod bounded;
 mod category;
+mod csv_cell;
 mod export;
 mod feed;
 mod history;
@@ -17,11 +18,13 @@ mod page;
 mod pet;
 mod report;
 mod settings;
+mod shop_days;
 pub mod status_rules;
 mod text;
 mod time;
 
 pub use category::{Category, NewCategory};
+pub use csv_cell::{defuse, undo_defuse};
 pub use export::{EXPORT_PAGE, OrderExport, PetExport};
 pub use feed::{
     Action, Entity, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FeedBounds, FeedChange, FeedPage, feed_limit,
@@ -44,8 +47,11 @@ pub use page::{Page, Paged};
 pub use pet::{
     NewPet, Pet, PetFilter, PetPatch, PetSearch, PetSort, PetStatus, duplicate_sku, pet_has_orders,
 };
-pub use report::{Completed, DayRange, MAX_REPORT_DAYS, SalesDay, sales_days};
+pub use report::{
+    DayRange, FIRST_DAY, LAST_DAY, MAX_REPORT_DAYS, SalesDay, SpanTotals, parse_day, sales_days,
+};
 pub use settings::{Currency, LowStockBelow, ShopSettings, TimeZone};
+pub use shop_days::{DaySpan, day_spans};
 pub use text::{
     Description, Name, ONE_TYPO_FROM, Phone, Reason, Sku, fold, fold_sku, like_contains, like_halves,
     like_one_typo, quoted,

@@ -1,12 +1,14 @@
 //! The sales report (`GET /store/reports/sales`): one row per day of the shop's time zone,
-//! counted from the orders completed that day. Both engines hand over the completed orders
-//! of the range as they are stored (completion time, quantity, unit price) and
-//! [`sales_days`] counts them, so the rules (which day an order falls on, what it earned)
-//! are written once.
+//! counted from the orders completed that day. An order counts on the day its completion
+//! time reads as in the shop's zone; [`day_spans`](super::day_spans) turns that rule into
+//! stretches of UTC time, and each engine adds up the orders of each stretch in SQL, so a
+//! report holds one row per stretch in memory, however many orders its range has
+//! (tests/api/reports.rs holds both engines to the per-order reading).
 
-use chrono::{Days, NaiveDate, TimeZone as _};
+use chrono::{Days, NaiveDate};
 use serde::{Deserialize, Serialize};
 
+use super::shop_days::first_instant;
 use super::{Money, TimeZone, Timestamp};
 
 /// The longest report, in days.
@@ -50,20 +52,25 @@ impl DayRange {
     /// The instants the range covers in `zone`: from the first day's midnight up to, not
     /// including, the midnight after the last day.
     pub fn instants(&self, zone: TimeZone) -> (Timestamp, Timestamp) {
-        let midnight = |day: NaiveDate| {
-            // A midnight that a change of clocks skips begins the day at the first
-            // instant it has.
-            let local = day.and_hms_opt(0, 0, 0).expect("midnight");
-            let at = zone.tz().from_local_datetime(&local).earliest().unwrap_or_else(|| {
-                zone.tz()
-                    .from_local_datetime(&(local + chrono::TimeDelta::hours(1)))
-                    .earliest()
-                    .expect("an hour later")
-            });
-            Timestamp::from(at.with_timezone(&chrono::Utc))
-        };
-        (midnight(self.from), midnight(self.to + Days::new(1)))
+        (first_instant(zone, self.from), first_instant(zone, self.to + Days::new(1)))
     }
+}
+
+/// The first and last day a report or an export may name. Every instant of these days, in
+/// any zone, is a timestamp of years 0 to 9999, the ones stored timestamps are written in
+/// (and compared as text); a day beyond them overflowed the date arithmetic (a panic).
+pub const FIRST_DAY: NaiveDate = NaiveDate::from_ymd_opt(1, 1, 1).expect("a date");
+pub const LAST_DAY: NaiveDate = NaiveDate::from_ymd_opt(9999, 12, 30).expect("a date");
+
+/// A `from` or `to` parameter: `YYYY-MM-DD`, from [`FIRST_DAY`] to [`LAST_DAY`]. `name`
+/// is the parameter's, for the message.
+pub fn parse_day(name: &str, raw: &str) -> Result<NaiveDate, String> {
+    let day = NaiveDate::parse_from_str(raw, "%Y-%m-%d")
+        .map_err(|_| format!("{name} must be a date like 2026-11-24, got {raw:?}"))?;
+    if !(FIRST_DAY..=LAST_DAY).contains(&day) {
+        return Err(format!("{name} must be a date from {FIRST_DAY} to {LAST_DAY}, got {raw:?}"));
+    }
+    Ok(day)
 }
 
 /// One day of the report.
@@ -82,20 +89,20 @@ pub struct SalesDay {
     pub revenue: Money,
 }
 
-/// A completed order as the report needs it.
-pub struct Completed {
-    pub at: Timestamp,
-    pub quantity: i64,
-    pub unit_price_cents: Option<i64>,
+/// What the orders completed in one [`DaySpan`](super::DaySpan) add up to, as a database
+/// counts them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpanTotals {
+    pub day: NaiveDate,
+    pub orders: i64,
+    pub units: i64,
+    /// The sum of quantity times unit price (an order without a price adds none).
+    pub revenue_cents: i64,
 }
 
-/// Every day of `range`, each with what was completed on it in `zone` (days without sales
-/// too, so that a chart has no gaps).
-pub fn sales_days(
-    range: DayRange,
-    zone: TimeZone,
-    completed: impl IntoIterator<Item = Completed>,
-) -> Vec<SalesDay> {
+/// Every day of `range`, each with the totals of its spans (days without sales too, so
+/// that a chart has no gaps).
+pub fn sales_days(range: DayRange, totals: impl IntoIterator<Item = SpanTotals>) -> Vec<SalesDay> {
     let days = (range.to - range.from).num_days() as usize + 1;
     let mut out: Vec<SalesDay> = (0..days)
         .map(|i| SalesDay {
@@ -105,16 +112,16 @@ pub fn sales_days(
             revenue: Money::ZERO,
         })
         .collect();
-    for order in completed {
-        let day = order.at.as_datetime().with_timezone(&zone.tz()).date_naive();
-        let Some(row) = out.get_mut((day - range.from).num_days() as usize).filter(|_| day >= range.from)
+    for span in totals {
+        let Some(row) =
+            out.get_mut((span.day - range.from).num_days() as usize).filter(|_| span.day >= range.from)
         else {
             continue;
         };
-        row.orders += 1;
-        row.units += order.quantity;
-        let earned = order.unit_price_cents.unwrap_or(0).saturating_mul(order.quantity);
-        row.revenue = Money::from_cents(row.revenue.cents().saturating_add(earned)).unwrap_or(row.revenue);
+        row.orders += span.orders;
+        row.units += span.units;
+        row.revenue =
+            Money::from_cents(row.revenue.cents().saturating_add(span.revenue_cents)).unwrap_or(row.revenue);
     }
     out
 }
@@ -145,26 +152,42 @@ mod tests {
             (start.to_string(), end.to_string()),
             ("2026-11-22T23:00:00Z".into(), "2026-11-25T23:00:00Z".into())
         );
-        let at = |s: &str| Timestamp::parse(s).unwrap();
-        let rows = sales_days(
-            range,
-            madrid,
+        let spans = crate::domain::day_spans(range, madrid);
+        let days: Vec<String> = spans.iter().map(|s| format!("{} {}..{}", s.day, s.start, s.end)).collect();
+        assert_eq!(
+            days,
             [
-                // 23:30 UTC on the 23rd is 00:30 on the 24th in Madrid.
-                Completed { at: at("2026-11-23T23:30:00Z"), quantity: 2, unit_price_cents: Some(1250) },
-                Completed { at: at("2026-11-24T10:00:00Z"), quantity: 1, unit_price_cents: None },
-                Completed { at: at("2026-11-23T09:00:00Z"), quantity: 3, unit_price_cents: Some(100) },
-            ],
+                "2026-11-23 2026-11-22T23:00:00Z..2026-11-23T23:00:00Z",
+                "2026-11-24 2026-11-23T23:00:00Z..2026-11-24T23:00:00Z",
+                "2026-11-25 2026-11-24T23:00:00Z..2026-11-25T23:00:00Z",
+            ]
         );
-        let figures: Vec<(String, i64, i64, String)> =
-            rows.iter().map(|r| (r.date.to_string(), r.orders, r.units, r.revenue.to_string())).collect();
+        let totals = [SpanTotals { day: day("2026-11-24"), orders: 2, units: 3, revenue_cents: 2500 }];
+        let figures: Vec<(String, i64, i64, String)> = sales_days(range, totals)
+            .iter()
+            .map(|r| (r.date.to_string(), r.orders, r.units, r.revenue.to_string()))
+            .collect();
         assert_eq!(
             figures,
             [
-                ("2026-11-23".into(), 1, 3, "3.00".into()),
+                ("2026-11-23".into(), 0, 0, "0.00".into()),
                 ("2026-11-24".into(), 2, 3, "25.00".into()),
                 ("2026-11-25".into(), 0, 0, "0.00".into()),
             ]
         );
+    }
+
+    #[test]
+    fn a_day_is_bounded_where_it_is_parsed() {
+        assert_eq!(parse_day("to", "2026-11-24"), Ok(day("2026-11-24")));
+        for raw in ["+262142-12-31", "9999-12-31", "0000-12-31", "-0001-01-01"] {
+            let refused = parse_day("to", raw).unwrap_err();
+            assert!(refused.starts_with("to must be a date"), "{raw}: {refused}");
+        }
+        let last = DayRange::any(FIRST_DAY, LAST_DAY).unwrap();
+        for zone in ["Pacific/Kiritimati", "Etc/GMT+12"] {
+            let (start, end) = last.instants(TimeZone::parse(zone).unwrap());
+            assert!(start.to_string().len() == 20 && end.to_string().len() == 20, "{zone}: {start} {end}");
+        }
     }
 }

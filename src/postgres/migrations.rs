@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0007_stock_order.sql"),
     include_str!("../../migrations/postgres/0008_orders_deleted.sql"),
     include_str!("../../migrations/postgres/0009_orders_placed_at.sql"),
+    include_str!("../../migrations/postgres/0010_reports_scope.sql"),
 ];
 
 /// The schema version this Petstore makes and understands.

@@ -14,9 +14,10 @@ use rusqlite::Connection;
 
 use crate::support::database::{one, stocked};
 
-/// Schema versions no commit ever had: migrations 0002 and 0003 landed together (9c0e5db),
-/// so no Petstore ever made a database at version 2.
-const NEVER_RELEASED: &[usize] = &[2];
+/// Schema versions no released Petstore ever made: migrations 0002 and 0003 landed together
+/// (9c0e5db), so no Petstore ever made a database at version 2; issue 30's migrations from
+/// 0013 on landed with 0012 in one submission, whose last version has the fixture.
+const NEVER_RELEASED: &[usize] = &[2, 13];
 
 /// What one fixture holds, as recorded when it was made.
 struct Fixture {

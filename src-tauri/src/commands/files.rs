@@ -13,7 +13,7 @@ use serde::Deserialize;
 use std::sync::Arc;
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::error::{CommandError, CommandResult};
 use crate::input::Input;
@@ -65,7 +65,8 @@ pub async fn choose_file<R: Runtime>(
 
 /// Writes an export to `path` (the orders of `from`..`to` only, when both are given) and
 /// answers the bytes written. The file appears whole or not at all: it is written beside
-/// and renamed into place.
+/// and renamed into place. It is the user's alone (0600 on Unix): the orders export
+/// carries customers' names and phones.
 #[tauri::command]
 pub async fn export_csv(
     shell: State<'_, Shell>,
@@ -89,11 +90,22 @@ pub async fn export_csv(
     };
     let unwritable =
         |e: std::io::Error| CommandError::validation(format!("could not write {}: {e}", path.display()));
+    // Only a file is replaced: a typed `/dev/...` or a folder is refused before anything is
+    // written.
+    match tokio::fs::metadata(&path).await {
+        Ok(found) if !found.is_file() => {
+            return Err(CommandError::validation(format!(
+                "could not write {}: it is not a file",
+                path.display()
+            )));
+        }
+        _ => {}
+    }
     // Written beside the file and renamed into place: whoever opens `path` finds the last
     // whole export or this one, never a part. A part is removed whatever stopped it.
     let partial = path.with_extension("csv.part");
     let written = async {
-        let mut file = tokio::fs::File::create(&partial).await.map_err(unwritable)?;
+        let mut file = create_private(&partial).await.map_err(unwritable)?;
         let mut written = 0_u64;
         let mut chunks = export.csv(store);
         while let Some(chunk) = chunks.next().await {
@@ -124,17 +136,45 @@ pub async fn import_pets_csv(
     let path = file_path(&path.0)?;
     let unreadable =
         |e: std::io::Error| CommandError::validation(format!("could not read {}: {e}", path.display()));
-    let size = tokio::fs::metadata(&path).await.map_err(unreadable)?.len();
-    if size > IMPORT_MAX_BYTES {
-        return Err(CommandError::validation(format!(
-            "{} is {:.1} MB; a file of pets may be at most 10 MB ({IMPORT_MAX_LINES} lines): split it",
+    let too_big = |size: u64| {
+        CommandError::validation(format!(
+            "{} is {:.1} MB or more; a file of pets may be at most 10 MB ({IMPORT_MAX_LINES} lines): split it",
             path.display(),
             size as f64 / 1_048_576.0
-        )));
+        ))
+    };
+    // The file as opened, not as named: a device (`/dev/zero` has a length of 0 and never
+    // ends), a pipe or a folder is refused; and what is read is bounded whatever the length
+    // said, as the file may grow while it is read.
+    let file = tokio::fs::File::open(&path).await.map_err(unreadable)?;
+    let found = file.metadata().await.map_err(unreadable)?;
+    if !found.is_file() {
+        return Err(CommandError::validation(format!("could not read {}: it is not a file", path.display())));
     }
-    let text = tokio::fs::read(&path).await.map_err(unreadable)?;
+    if found.len() > IMPORT_MAX_BYTES {
+        return Err(too_big(found.len()));
+    }
+    let mut text = Vec::with_capacity(found.len() as usize);
+    file.take(IMPORT_MAX_BYTES + 1).read_to_end(&mut text).await.map_err(unreadable)?;
+    if text.len() as u64 > IMPORT_MAX_BYTES {
+        return Err(too_big(text.len() as u64));
+    }
     let rows = parse_pets_csv(&text)?;
     Ok(served(&shell)?.import_pets(rows, create_categories.0, dry_run.0).await?)
+}
+
+/// A new file at `path` that only its owner may read (0600 on Unix), replacing any left
+/// there: a part left by an export that was stopped may have had another mode.
+async fn create_private(path: &std::path::Path) -> std::io::Result<tokio::fs::File> {
+    match tokio::fs::remove_file(path).await {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut options = tokio::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    options.mode(0o600);
+    options.open(path).await
 }
 
 /// The shop's database as the local API serves it: the local one, or the mirror of the

@@ -14,6 +14,11 @@ use crate::updates::{self, Offered, RELEASE_PUBKEY, UpdateOffer};
 /// Where the update address is kept, beside the settings.
 const ADDRESS: &str = "updateAddress";
 
+/// Where the floor is kept: the newest version seen offered with a valid version
+/// signature. No later offer below it is taken, so a manifest host cannot walk the shop
+/// back to an older signed release.
+const FLOOR: &str = "updateFloor";
+
 /// What the Updates panel shows.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Serialize)]
@@ -70,7 +75,17 @@ pub async fn check_for_update<R: Runtime>(
     let Some(address) = saved_address(&app, &shell)? else {
         return Err(CommandError::validation("updates are off: give the update address first"));
     };
-    let found = updates::check(&app, updates::parse_address(&address)?, RELEASE_PUBKEY).await?;
+    let floor = persist::load_value(&app, shell.dir(), FLOOR)?.and_then(|v| v.as_str().map(str::to_owned));
+    let found =
+        updates::check(&app, updates::parse_address(&address)?, RELEASE_PUBKEY, floor.as_deref()).await?;
+    if let Some((offer, _)) = &found {
+        persist::save_value(
+            &app,
+            shell.dir(),
+            FLOOR,
+            Some(serde_json::Value::String(offer.version.clone())),
+        )?;
+    }
     let (offer, update) = found.unzip();
     *offered.0.lock().unwrap_or_else(|p| p.into_inner()) = update;
     Ok(offer)

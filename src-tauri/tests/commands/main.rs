@@ -6,6 +6,7 @@ mod backup;
 mod categories;
 mod concurrency;
 mod counter;
+mod file_commands;
 mod helpers;
 mod inventory;
 mod local_api;

@@ -15,7 +15,8 @@ pub enum KeysCommand {
         /// What the key is for, e.g. "till" (1 to 100 characters, unique).
         #[arg(long)]
         name: Name,
-        /// `read` (GET operations only) or `write` (every operation).
+        /// `read` (GET operations only), `write` (every operation) or `reports` (GET
+        /// operations that carry no personal data: no orders, no change feed).
         #[arg(long)]
         scope: Scope,
     },
@@ -69,7 +70,7 @@ fn print_secret(what: &str, issued: &IssuedKey) {
 fn print_list(keys: &[KeyInfo]) {
     if keys.is_empty() {
         println!(
-            "No named API keys. Make one with: petstore-server keys create --name NAME --scope read|write"
+            "No named API keys. Make one with: petstore-server keys create --name NAME --scope read|write|reports"
         );
         return;
     }

@@ -25,6 +25,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/sqlite/0011_change_checks_without_lists.sql")),
     M::up(include_str!("../../../migrations/sqlite/0012_orders_deleted.sql")),
     M::up(include_str!("../../../migrations/sqlite/0013_orders_placed_at.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0014_reports_scope.sql")),
 ];
 
 /// The schema version this binary writes (SQLite `user_version`).
