@@ -21,6 +21,10 @@ use crate::clock::Clock;
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 
+/// How long the edge waits for a request's answer before it answers 408. PostgreSQL's
+/// session limits are set below it (`postgres::SessionLimits`).
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
 pub struct ServerConfig {
     pub listen: SocketAddr,
     pub keys: KeyRing,
@@ -51,7 +55,7 @@ impl ServerConfig {
             keys,
             allowed_hosts: Vec::new(),
             clock: Clock::system(),
-            request_timeout: Duration::from_secs(30),
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
             failed_auth: FailureLimit::default(),
             change_retention: DEFAULT_WINDOW,
             idempotency_window: DEFAULT_WINDOW,

@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 
 use super::types::col;
 use super::{PgStore, inventory, orders, pg};
+use crate::admission::WriteAdmission;
 use crate::backend::Change;
 use crate::domain::{
     InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId, Timestamp,
@@ -121,6 +122,8 @@ impl PgStore {
         };
         let outcome = command(&tx).await?;
         keep(&tx, id, &request, &outcome, now, key.expires_at(now)).await?;
+        // Past this point the command may be applied (see `crate::admission`).
+        WriteAdmission::begin_current()?;
         tx.commit().await.map_err(pg)?;
         if outcome.is_ok() {
             self.inner.notifier.announce(change);
