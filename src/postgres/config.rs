@@ -346,11 +346,11 @@ mod tests {
 
     #[test]
     fn every_session_is_limited_below_the_edge_and_keeps_the_urls_options() {
-        let target = PgTarget::parse_with_password("postgres://u@h/d?options=-c%20work_mem%3D8MB", None)
+        let target = PgTarget::parse_with_password("postgres://u@h/d?options=-cwork_mem%3D8MB", None)
             .unwrap()
             .bounded_by(Duration::from_secs(30));
         let options = target.config.get_options().unwrap();
-        assert!(options.starts_with("-c work_mem=8MB "), "{options}");
+        assert!(options.starts_with("-cwork_mem=8MB "), "{options}");
         for set in [
             "lock_timeout=10000",
             "statement_timeout=20000",

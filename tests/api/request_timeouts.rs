@@ -135,13 +135,6 @@ async fn a_row_held_past_the_edge_on_postgres_leaves_every_answer_true_and_other
             || (answer.status == 503 && answer.message.contains("nothing was changed"));
         assert!(known, "an order for the held pet was answered {answer:?}");
     }
-    eprintln!(
-        "FIGURES {:?}",
-        answers
-            .iter()
-            .map(|a| (a.status, a.message.chars().take(40).collect::<String>()))
-            .collect::<Vec<_>>()
-    );
     let orders = app.get(&format!("/store/orders?petId={held}")).await;
     let counted: usize = orders.header("x-total-count").parse().unwrap();
     assert!(
