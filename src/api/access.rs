@@ -11,12 +11,12 @@ use axum::extract::{ConnectInfo, Request};
 use axum::http::{HeaderMap, Method, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use subtle::ConstantTimeEq;
+use subtle::{ConditionallySelectable, ConstantTimeEq};
 
 use super::error::ApiError;
 use super::failures::{FailedAuth, too_many};
 use crate::api_key;
-use crate::api_key::{KeyMatch, Scope};
+use crate::api_key::{KeyIdentity, KeyMatch, Scope};
 use crate::backend::Database;
 use crate::error::ErrorCode;
 
@@ -104,7 +104,19 @@ impl KeyRing {
     /// Compares the hash of a presented key against every key in constant time, so timing
     /// says nothing about how close a guess came or which key it resembled.
     pub fn accepts(&self, presented: &[u8; 32]) -> bool {
-        self.hashes.iter().fold(subtle::Choice::from(0), |found, key| found | key.ct_eq(presented)).into()
+        self.identify(presented).is_some()
+    }
+
+    /// Which of the operator's keys `presented` is the hash of (its place in the ring, its
+    /// identity), compared against every key in constant time as [`KeyRing::accepts`] is.
+    pub fn identify(&self, presented: &[u8; 32]) -> Option<usize> {
+        let (mut found, mut at) = (subtle::Choice::from(0), 0_u64);
+        for (i, key) in self.hashes.iter().enumerate() {
+            let this = key.ct_eq(presented);
+            at = u64::conditional_select(&at, &(i as u64), this & !found);
+            found |= this;
+        }
+        bool::from(found).then_some(at as usize)
     }
 }
 
@@ -124,8 +136,8 @@ pub(super) fn bearer_key(headers: &HeaderMap) -> Option<&str> {
 
 /// What the key check found in memory, without the database.
 pub(super) enum FirstLook {
-    /// One of the operator's keys: the request may run.
-    Operator,
+    /// One of the operator's keys (its place in the ring): the request may run.
+    Operator(usize),
     /// A key that only the database can tell about: the hash to look up.
     Named([u8; 32]),
     /// No usable key: the answer is a refusal.
@@ -148,20 +160,23 @@ pub(super) fn first_look(req: &Request, keys: &KeyRing) -> FirstLook {
         ));
     };
     let presented = api_key::hash(key);
-    if keys.accepts(&presented) { FirstLook::Operator } else { FirstLook::Named(presented) }
+    match keys.identify(&presented) {
+        Some(at) => FirstLook::Operator(at),
+        None => FirstLook::Named(presented),
+    }
 }
 
 /// The key check's second step: the named key with the hash `presented` must be active,
-/// and a `read` key may only read.
+/// and a `read` key may only read. Answers the key's identity.
 pub(super) async fn check_named(
     store: &dyn Database,
     presented: [u8; 32],
     method: &Method,
-) -> Result<(), Refusal> {
-    let holder = match store.find_key(presented).await.map_err(Refusal::Failed)? {
+) -> Result<KeyIdentity, Refusal> {
+    let (id, holder) = match store.find_key(presented).await.map_err(Refusal::Failed)? {
         KeyMatch::Active(key) => {
             tracing::debug!(key = %key.name, scope = %key.scope, "authenticated with a named key");
-            Holder { name: key.name, scope: key.scope }
+            (key.id, Holder { name: key.name, scope: key.scope })
         }
         KeyMatch::Revoked { name } => {
             tracing::info!(key = %name, "refused a request with the revoked API key");
@@ -170,7 +185,7 @@ pub(super) async fn check_named(
         KeyMatch::Unknown => return Err(Refusal::WrongKey("the API key is not valid")),
     };
     if holder.scope.can_write() || method == Method::GET || method == Method::HEAD {
-        Ok(())
+        Ok(KeyIdentity::Named(id))
     } else {
         Err(Refusal::ReadOnly(holder))
     }
@@ -288,5 +303,8 @@ mod tests {
         assert!(accepts("two"));
         assert!(!accepts("tw"));
         assert!(!accepts(""));
+        assert_eq!(ring.identify(&api_key::hash("one")), Some(0));
+        assert_eq!(ring.identify(&api_key::hash("two")), Some(1), "each operator key is its own client");
+        assert_eq!(ring.identify(&api_key::hash("three")), None);
     }
 }

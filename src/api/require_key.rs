@@ -16,6 +16,7 @@ use tower::{Layer, Service};
 
 use super::access::{self, FirstLook};
 use super::state::AppState;
+use crate::api_key::KeyIdentity;
 
 #[derive(Clone)]
 pub struct RequireKey(pub AppState);
@@ -47,9 +48,13 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, req: Request) -> Self::Future {
+    fn call(&mut self, mut req: Request) -> Self::Future {
         let presented = match access::first_look(&req, &self.state.keys) {
-            FirstLook::Operator => return KeyFuture::Pass { future: self.inner.call(req) },
+            FirstLook::Operator(at) => {
+                // Who sent it, for what it keeps (its idempotency keys, `idempotency.rs`).
+                req.extensions_mut().insert(KeyIdentity::Operator(at));
+                return KeyFuture::Pass { future: self.inner.call(req) };
+            }
             FirstLook::Named(presented) => presented,
             FirstLook::Refused(refusal) => {
                 let response = access::refuse(&self.state.failures, self.state.clock.now(), &req, refusal);
@@ -63,7 +68,10 @@ where
         KeyFuture::LookUp {
             future: Box::pin(async move {
                 match access::check_named(state.store.as_ref(), presented, req.method()).await {
-                    Ok(()) => inner.call(req).await.unwrap_or_else(|never| match never {}),
+                    Ok(identity) => {
+                        req.extensions_mut().insert(identity);
+                        inner.call(req).await.unwrap_or_else(|never| match never {})
+                    }
                     Err(refusal) => access::refuse(&state.failures, state.clock.now(), &req, refusal),
                 }
             }),

@@ -147,6 +147,19 @@ async fn claim(
     request: &Request,
     now: DateTime<Utc>,
 ) -> Result<Claim> {
+    // A record of this key kept under the scope of the client's secret, from before keys
+    // were scoped by identity, moves to the identity's scope first (see `crate::idempotency`
+    // and `src/store/idempotency.rs`).
+    if let Some(secret_scope) = key.secret_scope() {
+        let sql = "UPDATE idempotency_keys SET scope = $1 WHERE scope = $2 AND key = $3
+                     AND NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE scope = $1 AND key = $3)";
+        c.execute(
+            &c.prepare_cached(sql).await.map_err(pg)?,
+            &[&&key.scope()[..], &&secret_scope[..], &key.key()],
+        )
+        .await
+        .map_err(pg)?;
+    }
     let sql = "INSERT INTO idempotency_keys (scope, key, fingerprint, status, body, created_at, expires_at)
                VALUES ($1, $2, $3, 0, '', $4, $5)
                ON CONFLICT (scope, key) DO NOTHING

@@ -125,7 +125,7 @@ impl PgStore {
     pub async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
         let conn = self.client().await?;
         let c = &*conn;
-        let sql = "SELECT name, scope, revoked_at IS NOT NULL FROM api_keys WHERE hash = $1";
+        let sql = "SELECT name, scope, revoked_at IS NOT NULL, id FROM api_keys WHERE hash = $1";
         let row = c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&&hash[..]]).await.map_err(pg)?;
         let Some(row) = row else { return Ok(KeyMatch::Unknown) };
         let name: String = col(&row, 0)?;
@@ -133,7 +133,7 @@ impl PgStore {
             return Ok(KeyMatch::Revoked { name });
         }
         let scope = col::<&str>(&row, 1)?.parse().map_err(Error::internal)?;
-        Ok(KeyMatch::Active(KeyHolder { name, scope }))
+        Ok(KeyMatch::Active(KeyHolder { id: col(&row, 3)?, name, scope }))
     }
 }
 

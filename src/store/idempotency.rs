@@ -102,6 +102,7 @@ fn run_once<T: Serialize + DeserializeOwned>(
     now: DateTime<Utc>,
     command: impl FnOnce(&Connection) -> Result<T>,
 ) -> Result<Once<T>> {
+    adopt(conn, key)?;
     if let Some(first) = find(conn, key, now)? {
         return idempotency::replay(key, &first, request);
     }
@@ -125,6 +126,20 @@ fn attempt<T>(conn: &Connection, command: impl FnOnce(&Connection) -> Result<T>)
             Ok(Err(refusal))
         }
     }
+}
+
+/// Moves the key's record kept under the scope of its client's secret, from before keys
+/// were scoped by identity, to the identity's scope: once the client's key has been
+/// rotated only the identity will know it. (The secret is needed to recognise such a
+/// record, so no migration can move them all at once; they expire within the window.)
+fn adopt(conn: &Connection, key: &IdempotencyKey) -> Result<()> {
+    if let Some(secret_scope) = key.secret_scope() {
+        conn.prepare_cached(
+            "UPDATE OR IGNORE idempotency_keys SET scope = ?1 WHERE scope = ?2 AND key = ?3",
+        )?
+        .execute(params![&key.scope()[..], &secret_scope[..], key.key()])?;
+    }
+    Ok(())
 }
 
 fn find(conn: &Connection, key: &IdempotencyKey, now: DateTime<Utc>) -> Result<Option<Record>> {

@@ -384,7 +384,7 @@ async fn check_keys(store: &Store, f: &Fixture) {
         if key.revoked {
             assert_eq!(found, KeyMatch::Revoked { name: key.name.to_owned() }, "{file}: {}", key.name);
         } else {
-            let KeyMatch::Active(KeyHolder { name, scope }) = found else {
+            let KeyMatch::Active(KeyHolder { name, scope, .. }) = found else {
                 panic!("{file}: the secret of {} no longer works: {found:?}", key.name)
             };
             assert_eq!((name.as_str(), scope.as_str()), (key.name, key.scope), "{file}");

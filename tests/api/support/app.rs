@@ -126,6 +126,11 @@ impl TestApp {
         serve(self.db.clone(), |_| {}).await
     }
 
+    /// [`TestApp::replica`] with the test's own settings, e.g. other operator keys.
+    pub async fn replica_configured(&self, configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
+        serve(self.db.clone(), configure).await
+    }
+
     /// A request with the right key.
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
         self.anonymous(method, path).bearer_auth(KEY)
