@@ -69,13 +69,12 @@ impl IdempotencyKey {
         if key.is_empty() || key.len() > MAX_KEY_LEN || !printable {
             return Err(format!("must be 1 to {MAX_KEY_LEN} printable ASCII characters"));
         }
-        // A label of our own in front, so this hash is never a scope of the older kind.
-        let scope = Sha256::new()
-            .chain_update(b"petstore idempotency identity\0")
-            .chain_update(identity.as_bytes())
-            .finalize()
-            .into();
-        Ok(Self { scope, key: key.to_owned(), lifetime: KEY_LIFETIME, secret_scope: None })
+        Ok(Self {
+            scope: identity_scope(identity),
+            key: key.to_owned(),
+            lifetime: KEY_LIFETIME,
+            secret_scope: None,
+        })
     }
 
     /// The key, also recognising the records its client kept under the scope of its secret
@@ -111,6 +110,16 @@ impl IdempotencyKey {
     pub fn expires_at(&self, now: DateTime<Utc>) -> i64 {
         (now + self.lifetime).timestamp()
     }
+}
+
+/// The scope of the records of the client whose identity is `identity`. A label of our own
+/// in front, so that it is never a scope of the older kind ([`secret_scope`]).
+pub fn identity_scope(identity: &str) -> [u8; 32] {
+    Sha256::new()
+        .chain_update(b"petstore idempotency identity\0")
+        .chain_update(identity.as_bytes())
+        .finalize()
+        .into()
 }
 
 /// The scope records were kept under before identities: a hash of the secret, with a label

@@ -101,6 +101,15 @@ impl Application {
         if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
             hosts.push(addr.ip().to_string());
         }
+        // Records the operator's keys kept before idempotency keys were scoped by identity,
+        // moved while their secrets are known (a key rotated later would lose them).
+        match store.move_idempotency_scopes(config.keys.idempotency_moves()).await {
+            Ok(0) => {}
+            Ok(moved) => {
+                tracing::info!(moved, "idempotency records of the operator's key now scoped by its identity")
+            }
+            Err(e) => return Err(ServeError::Config(format!("cannot upgrade the idempotency records: {e}"))),
+        }
         let (stopping, stopping_seen) = watch::channel(false);
         let idempotency_window = chrono::TimeDelta::from_std(config.idempotency_window)
             .map_err(|_| ServeError::Config("the idempotency window is too long".into()))?;

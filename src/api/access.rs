@@ -19,6 +19,7 @@ use crate::api_key;
 use crate::api_key::{KeyIdentity, KeyMatch, Scope};
 use crate::backend::Database;
 use crate::error::ErrorCode;
+use crate::idempotency;
 
 /// The Host names a request may carry. A page on another site that resolves its own name
 /// to 127.0.0.1 (DNS rebinding) still sends its own name, and is refused.
@@ -94,11 +95,29 @@ pub fn check_host_and_origin(policy: &HostPolicy, headers: &HeaderMap) -> Result
 #[derive(Clone)]
 pub struct KeyRing {
     hashes: Arc<Vec<[u8; 32]>>,
+    /// For each key, the scope its idempotency records were kept under before they were
+    /// scoped by its identity, and that identity's scope (see `crate::idempotency`).
+    moves: Arc<Vec<([u8; 32], [u8; 32])>>,
 }
 
 impl KeyRing {
     pub fn from_secrets<'a>(secrets: impl IntoIterator<Item = &'a str>) -> Self {
-        Self { hashes: Arc::new(secrets.into_iter().map(api_key::hash).collect()) }
+        let secrets: Vec<&str> = secrets.into_iter().collect();
+        let moves = secrets
+            .iter()
+            .enumerate()
+            .map(|(at, secret)| {
+                let identity = KeyIdentity::Operator(at).label();
+                (idempotency::secret_scope(secret), idempotency::identity_scope(&identity))
+            })
+            .collect();
+        Self { hashes: Arc::new(secrets.into_iter().map(api_key::hash).collect()), moves: Arc::new(moves) }
+    }
+
+    /// The moves of the operator keys' idempotency records from the scopes of their
+    /// secrets to those of their identities, which the server makes as it starts.
+    pub fn idempotency_moves(&self) -> Vec<([u8; 32], [u8; 32])> {
+        self.moves.to_vec()
     }
 
     /// Compares the hash of a presented key against every key in constant time, so timing

@@ -245,6 +245,14 @@ impl Database for PgStore {
     async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage> {
         feed::since(&*self.client().await?, since, limit).await
     }
+    async fn move_idempotency_scopes(&self, moves: Vec<([u8; 32], [u8; 32])>) -> Result<u64> {
+        let client = self.client().await?;
+        let mut moved = 0;
+        for (from, to) in &moves {
+            moved += super::idempotency::move_scope(&*client, from, to).await?;
+        }
+        Ok(moved)
+    }
     async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64> {
         let before = Timestamp::from(before);
         let mut client = self.client().await?;

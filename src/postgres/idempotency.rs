@@ -200,6 +200,13 @@ async fn claim(
     }))
 }
 
+/// Moves every record of the scope `from` to the scope `to`, but a key `to` holds already.
+pub(super) async fn move_scope(c: &impl GenericClient, from: &[u8; 32], to: &[u8; 32]) -> Result<u64> {
+    let sql = "UPDATE idempotency_keys AS old SET scope = $2 WHERE scope = $1
+                 AND NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE scope = $2 AND key = old.key)";
+    c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&&from[..], &&to[..]]).await.map_err(pg)
+}
+
 /// Keeps the outcome in the claimed record `id`, and clears a few expired records.
 async fn keep<T: Serialize>(
     c: &impl GenericClient,

@@ -142,6 +142,17 @@ fn adopt(conn: &Connection, key: &IdempotencyKey) -> Result<()> {
     Ok(())
 }
 
+/// Moves every record of each `(from, to)` scope pair, but a key `to` holds already.
+pub(super) fn move_scopes(conn: &Connection, moves: &[([u8; 32], [u8; 32])]) -> Result<u64> {
+    let mut moved = 0;
+    for (from, to) in moves {
+        moved += conn
+            .prepare_cached("UPDATE OR IGNORE idempotency_keys SET scope = ?2 WHERE scope = ?1")?
+            .execute(params![&from[..], &to[..]])? as u64;
+    }
+    Ok(moved)
+}
+
 fn find(conn: &Connection, key: &IdempotencyKey, now: DateTime<Utc>) -> Result<Option<Record>> {
     let record = conn
         .prepare_cached(

@@ -395,39 +395,45 @@ async fn a_retry_after_the_api_key_was_rotated_is_the_same_request() {
 }
 
 /// Records kept before keys were scoped by identity are scoped by a hash of the secret
-/// (what the server kept until schema 11 on SQLite and 7 on PostgreSQL): the client's next
-/// use of its key moves the record to its identity, and a retry after a rotation then
-/// still finds it.
+/// (what the server kept until schema 11 on SQLite and 7 on PostgreSQL). A named key's
+/// record moves to its identity at the client's next use of that key; the operator's, as
+/// the server starts with that key. A retry after a rotation then still finds either.
 #[tokio::test]
-async fn a_record_kept_under_the_secret_before_the_upgrade_is_found_and_survives_a_rotation() {
+async fn records_kept_under_the_secret_before_the_upgrade_are_found_after_a_rotation() {
     let app = spawn_app().await;
     let pet = app.pet_with_stock("Rex", 100).await;
     let body = format!(r#"{{"petId": {pet}}}"#);
     let admin = app.db.open().await;
     let till = admin.create_key(Name::parse("till").unwrap(), Scope::Write).await.unwrap();
-    let first = order_as(&app, till.secret.expose(), "before-upgrade", &body).await;
-    assert_eq!(first.status, 201, "{:?}", first.body);
+    let tills = order_as(&app, till.secret.expose(), "till-before", &body).await;
+    let operators = order_as(&app, KEY, "operator-before", &body).await;
+    assert_eq!((tills.status.as_u16(), operators.status.as_u16()), (201, 201));
 
-    // The record as the server before the upgrade kept it.
-    let old_scope = hex(&petstore::idempotency::secret_scope(till.secret.expose()));
-    let sql = match app.db.engine() {
-        Engine::Sqlite => format!("UPDATE idempotency_keys SET scope = X'{old_scope}' RETURNING id"),
-        Engine::Postgres => {
-            format!("UPDATE idempotency_keys SET scope = '\\x{old_scope}'::bytea RETURNING id")
-        }
-    };
-    assert_eq!(app.db.query(&sql).len(), 1);
+    // The records as the server before the upgrade kept them.
+    for (secret, key) in [(till.secret.expose(), "till-before"), (KEY, "operator-before")] {
+        let scope = hex(&petstore::idempotency::secret_scope(secret));
+        let scope = match app.db.engine() {
+            Engine::Sqlite => format!("X'{scope}'"),
+            Engine::Postgres => format!("'\\x{scope}'::bytea"),
+        };
+        let sql = format!("UPDATE idempotency_keys SET scope = {scope} WHERE key = '{key}' RETURNING id");
+        assert_eq!(app.db.query(&sql).len(), 1, "{sql}");
+    }
 
-    assert_eq!(
-        response(&order_as(&app, till.secret.expose(), "before-upgrade", &body).await),
-        response(&first)
-    );
+    // The till's next use of its key; the server started again with the operator's key.
+    assert_eq!(response(&order_as(&app, till.secret.expose(), "till-before", &body).await), response(&tills));
+    let restarted = app.replica().await;
+    drop(restarted);
+
     let rotated = admin.rotate_key("till").await.unwrap();
     assert_eq!(
-        response(&order_as(&app, rotated.secret.expose(), "before-upgrade", &body).await),
-        response(&first)
+        response(&order_as(&app, rotated.secret.expose(), "till-before", &body).await),
+        response(&tills)
     );
-    assert_eq!((orders_placed(&app).await, stock(&app, pet).await), (1, 99));
+    const NEW_KEY: &str = "new-operator-key-0123456789abcdefghij";
+    let renewed = app.replica_configured(|config| config.keys = KeyRing::from_secrets([NEW_KEY])).await;
+    assert_eq!(response(&order_as(&renewed, NEW_KEY, "operator-before", &body).await), response(&operators));
+    assert_eq!((orders_placed(&app).await, stock(&app, pet).await), (2, 98));
 }
 
 fn hex(bytes: &[u8]) -> String {
