@@ -202,7 +202,12 @@ async fn two_tills_offline_selling_the_last_one_place_one_order_and_the_other_ne
 
 /// The mirror served as the local API serves it in remote mode, on a free loopback port.
 async fn local_api(mirror: &Mirror) -> (String, oneshot::Sender<()>) {
-    let config = ServerConfig::new(SocketAddr::from(([127, 0, 0, 1], 0)), KeyRing::from_secrets([LOCAL_KEY]));
+    local_api_with_key(mirror, LOCAL_KEY).await
+}
+
+/// [`local_api`] with the local key `key` (made anew in Settings, say).
+async fn local_api_with_key(mirror: &Mirror, key: &str) -> (String, oneshot::Sender<()>) {
+    let config = ServerConfig::new(SocketAddr::from(([127, 0, 0, 1], 0)), KeyRing::from_secrets([key]));
     let app = Application::bind(Arc::new(mirror.clone()), config).await.unwrap();
     let url = format!("http://{}", app.local_addr());
     let (stop, stopped) = oneshot::channel();
@@ -402,4 +407,41 @@ async fn a_till_keeps_cancelled_orders_as_the_server_has_them() {
     assert!(server.get_order(open.id).await.unwrap().cancelled_at.is_some());
     assert_eq!(orders_of(&mirror).await, orders_of(&server).await);
     assert_eq!(cancelled_of(&mirror).await, cancelled_of(&server).await);
+}
+
+/// The local API forwards a client's `Idempotency-Key` to the server as a value of its own
+/// per client and key. After the local key is made anew (Settings), a client's retry of a
+/// sale it is unsure of is the same client's: forwarded as the same value, placed once.
+/// Before, the value hashed the local key's secret: the retry was a second sale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_through_the_local_api_after_its_key_was_made_anew_is_placed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, pets) = shop(dir.path(), 1, 10).await;
+    let remote = Remote::start(server.clone()).await;
+    let mirror = Mirror::open(&dir.path().join("mirrors"), remote.client()).unwrap();
+    assert!(mirror.settle(SETTLE).await);
+    let pet = pets[0];
+    let sell = |url: String, key: &'static str| async move {
+        let sale = serde_json::json!({"petId": pet, "quantity": 2, "complete": true});
+        let reply = reqwest::Client::new()
+            .post(format!("{url}/store/orders"))
+            .bearer_auth(key)
+            .header("Idempotency-Key", "sale-1")
+            .json(&sale)
+            .send()
+            .await
+            .unwrap();
+        (reply.status().as_u16(), reply.json::<serde_json::Value>().await.unwrap())
+    };
+
+    let (url, stop) = local_api(&mirror).await;
+    let first = sell(url, LOCAL_KEY).await;
+    assert_eq!(first.0, 201, "{first:?}");
+    let _ = stop.send(());
+    const MADE_ANEW: &str = "psk_the-local-api-key-made-anew-0123456789abcdef";
+    let (url, _stop) = local_api_with_key(&mirror, MADE_ANEW).await;
+    let retry = sell(url, MADE_ANEW).await;
+    assert_eq!(retry, first, "the retry is answered with the first sale");
+    assert_eq!(orders_of(&server).await.len(), 1, "placed once at the server");
+    assert_eq!(stock_of(&server, pets[0]).await, 8);
 }
