@@ -109,7 +109,8 @@ impl PgStore {
         let mut tries = 0;
         let (tx, id) = loop {
             let tx = client.transaction().await.map_err(pg)?;
-            match claim(&tx, &key, &request, now).await? {
+            let by_secret = self.inner.by_secret.load(std::sync::atomic::Ordering::Relaxed);
+            match claim(&tx, by_secret, &key, &request, now).await? {
                 Claim::Ours(id) => break (tx, id),
                 Claim::Recorded(first) => {
                     let replayed = idempotency::replay(&key, &first, &request)?;
@@ -143,6 +144,7 @@ enum Claim {
 
 async fn claim(
     c: &impl GenericClient,
+    by_secret: bool,
     key: &IdempotencyKey,
     request: &Request,
     now: DateTime<Utc>,
@@ -150,8 +152,11 @@ async fn claim(
     // A record of this key kept under the scope of the client's secret, from before keys
     // were scoped by identity, moves to the identity's scope first (see `crate::idempotency`
     // and `src/store/idempotency.rs`).
-    if let Some(secret_scope) = key.secret_scope() {
-        let sql = "UPDATE idempotency_keys SET scope = $1 WHERE scope = $2 AND key = $3
+    // Only while records of that kind may be left (`by_secret`): a statement more per
+    // command, for the one window after the upgrade.
+    if let Some(secret_scope) = key.secret_scope().filter(|_| by_secret) {
+        let sql = "UPDATE idempotency_keys SET scope = $1, by_secret = false WHERE scope = $2 AND key = $3
+                     AND by_secret
                      AND NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE scope = $1 AND key = $3)";
         c.execute(
             &c.prepare_cached(sql).await.map_err(pg)?,
@@ -200,9 +205,16 @@ async fn claim(
     }))
 }
 
+/// Whether records scoped by a secret are left (see `claim`).
+pub(super) async fn any_by_secret(c: &impl GenericClient) -> Result<bool> {
+    let sql = "SELECT EXISTS (SELECT 1 FROM idempotency_keys WHERE by_secret)";
+    col(&c.query_one(sql, &[]).await.map_err(pg)?, 0)
+}
+
 /// Moves every record of the scope `from` to the scope `to`, but a key `to` holds already.
 pub(super) async fn move_scope(c: &impl GenericClient, from: &[u8; 32], to: &[u8; 32]) -> Result<u64> {
-    let sql = "UPDATE idempotency_keys AS old SET scope = $2 WHERE scope = $1
+    let sql =
+        "UPDATE idempotency_keys AS old SET scope = $2, by_secret = false WHERE scope = $1 AND by_secret
                  AND NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE scope = $2 AND key = old.key)";
     c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&&from[..], &&to[..]]).await.map_err(pg)
 }

@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0005_lighter_orders.sql"),
     include_str!("../../migrations/postgres/0006_orders_kept.sql"),
     include_str!("../../migrations/postgres/0007_stock_order.sql"),
+    include_str!("../../migrations/postgres/0008_idempotency_scoped_by_identity.sql"),
 ];
 
 /// The schema version this Petstore makes and understands.

@@ -103,6 +103,10 @@ struct Inner {
     notifier: changes::Notifier,
     /// Commit notices passed on once the change feed is numbered (see `feed.rs`).
     feed: broadcast::Sender<Change>,
+    /// Whether idempotency records scoped by a secret may be left (schema 8): learnt at
+    /// connect and again after each hourly purge, so that once they have expired a
+    /// command's key costs no statement more.
+    by_secret: std::sync::atomic::AtomicBool,
     listener: tokio::task::JoinHandle<()>,
     notifying: tokio::task::JoinHandle<()>,
     sequencer: tokio::task::JoinHandle<()>,
@@ -123,6 +127,8 @@ impl PgStore {
         let pool = target.pool(POOL_SIZE).map_err(PgOpenError::Connect)?;
         let mut client = pool.get().await.map_err(|e| PgOpenError::Connect(describe_pool(target, e)))?;
         migrations::run(&mut client, target).await?;
+        let by_secret =
+            idempotency::any_by_secret(&client).await.map_err(|e| PgOpenError::Connect(e.to_string()))?;
         drop(client);
         let (changes, _) = broadcast::channel(256);
         let listener = changes::listen(target.clone(), changes.clone()).await?;
@@ -135,6 +141,7 @@ impl PgStore {
                 readers: readers::Readers::new(target.clone()),
                 target: target.clone(),
                 changes,
+                by_secret: by_secret.into(),
                 notifier,
                 feed,
                 listener,

@@ -135,7 +135,8 @@ fn attempt<T>(conn: &Connection, command: impl FnOnce(&Connection) -> Result<T>)
 fn adopt(conn: &Connection, key: &IdempotencyKey) -> Result<()> {
     if let Some(secret_scope) = key.secret_scope() {
         conn.prepare_cached(
-            "UPDATE OR IGNORE idempotency_keys SET scope = ?1 WHERE scope = ?2 AND key = ?3",
+            "UPDATE OR IGNORE idempotency_keys SET scope = ?1, by_secret = 0
+             WHERE scope = ?2 AND key = ?3 AND by_secret",
         )?
         .execute(params![&key.scope()[..], &secret_scope[..], key.key()])?;
     }
@@ -147,7 +148,9 @@ pub(super) fn move_scopes(conn: &Connection, moves: &[([u8; 32], [u8; 32])]) -> 
     let mut moved = 0;
     for (from, to) in moves {
         moved += conn
-            .prepare_cached("UPDATE OR IGNORE idempotency_keys SET scope = ?2 WHERE scope = ?1")?
+            .prepare_cached(
+                "UPDATE OR IGNORE idempotency_keys SET scope = ?2, by_secret = 0 WHERE scope = ?1 AND by_secret",
+            )?
             .execute(params![&from[..], &to[..]])? as u64;
     }
     Ok(moved)

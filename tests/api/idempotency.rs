@@ -409,21 +409,25 @@ async fn records_kept_under_the_secret_before_the_upgrade_are_found_after_a_rota
     let operators = order_as(&app, KEY, "operator-before", &body).await;
     assert_eq!((tills.status.as_u16(), operators.status.as_u16()), (201, 201));
 
-    // The records as the server before the upgrade kept them.
+    // The records as the server before the upgrade kept them, marked by the upgrade's
+    // migration (SQLite 0012, PostgreSQL 0008).
     for (secret, key) in [(till.secret.expose(), "till-before"), (KEY, "operator-before")] {
         let scope = hex(&petstore::idempotency::secret_scope(secret));
-        let scope = match app.db.engine() {
-            Engine::Sqlite => format!("X'{scope}'"),
-            Engine::Postgres => format!("'\\x{scope}'::bytea"),
+        let (scope, marked) = match app.db.engine() {
+            Engine::Sqlite => (format!("X'{scope}'"), "1"),
+            Engine::Postgres => (format!("'\\x{scope}'::bytea"), "true"),
         };
-        let sql = format!("UPDATE idempotency_keys SET scope = {scope} WHERE key = '{key}' RETURNING id");
+        let sql = format!(
+            "UPDATE idempotency_keys SET scope = {scope}, by_secret = {marked} WHERE key = '{key}' RETURNING id"
+        );
         assert_eq!(app.db.query(&sql).len(), 1, "{sql}");
     }
 
-    // The till's next use of its key; the server started again with the operator's key.
-    assert_eq!(response(&order_as(&app, till.secret.expose(), "till-before", &body).await), response(&tills));
-    let restarted = app.replica().await;
-    drop(restarted);
+    // The server started again after the upgrade, with the operator's key; the till's next
+    // use of its key.
+    let upgraded = app.replica().await;
+    let again = order_as(&upgraded, till.secret.expose(), "till-before", &body).await;
+    assert_eq!(response(&again), response(&tills));
 
     let rotated = admin.rotate_key("till").await.unwrap();
     assert_eq!(

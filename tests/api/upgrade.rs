@@ -212,6 +212,18 @@ const FIXTURES: &[Fixture] = &[
         changes: 264,
         ..SHOP
     },
+    // Idempotency records marked as scoped by a secret, new ones by identity (schema 12).
+    Fixture {
+        version: 12,
+        keys: &named_keys(
+            "psk_5ed361a7d594c91eeff067a55e87fb60d214e3b8f68960cfc3408e3464b3597e",
+            "psk_75adb4a348f204265290811a5f8ba26348709734da2811d639700ec02b09c80e",
+            "psk_6a971cd3d38189ac58cc1e0815456cb955054ef729800fb35975110f2d010b46",
+            "psk_3a8b4e37b0fc47f971f417a2fe1ccbe2c2776c6c0e96720b9212e1026d692701",
+        ),
+        changes: 264,
+        ..SHOP
+    },
 ];
 
 fn fixtures_dir() -> PathBuf {
@@ -254,6 +266,7 @@ upgrades!(
     from_schema_9: 9,
     from_schema_10: 10,
     from_schema_11: 11,
+    from_schema_12: 12,
 );
 
 #[test]
@@ -301,6 +314,7 @@ async fn upgrade_from(version: usize) {
     check_sound_and_complete(&path, fixture);
     check_keys(&store, fixture).await;
     check_usable(&store, &path, fixture).await;
+    check_idempotency_replays(&store, fixture).await;
     drop(store);
     // Reopening an upgraded database migrates nothing more and still works.
     let again = Store::open(&path).unwrap();
@@ -394,6 +408,60 @@ async fn check_keys(store: &Store, f: &Fixture) {
             assert_eq!(found, KeyMatch::Unknown, "{file}: {}'s secret from before its rotation", key.name);
         }
     }
+}
+
+/// The fixture's operator key, with which `make-schema.sh` placed its keyed orders.
+const FIXTURE_KEY: &str = "fixture-key-0123456789abcdefghijkl";
+
+/// The orders placed with an `Idempotency-Key` before the upgrade are still known after it,
+/// to the key's identity (the operator's key, whatever its secret becomes): the server
+/// moves the records its operator key kept, as it starts (`Application::bind`), and a
+/// retry of each then replays its first response and places nothing.
+async fn check_idempotency_replays(store: &Store, f: &Fixture) {
+    let file = file_of(f.version);
+    let moved = store
+        .move_idempotency_scopes(petstore::api::KeyRing::from_secrets([FIXTURE_KEY]).idempotency_moves())
+        .await
+        .unwrap();
+    let scoped_by_secret = f.version < 12;
+    assert_eq!(moved as usize, if scoped_by_secret { f.idempotency.len() } else { 0 }, "{file}");
+    let orders = store.list_orders(Default::default(), Page::new(100, 0).unwrap()).await.unwrap().total;
+    let conn = Connection::open(store.path()).unwrap();
+    for (key, status) in f.idempotency {
+        // The order asked for, from the first response (the refused one names its pet).
+        let (body, expires_at): (String, i64) = conn
+            .query_row("SELECT body, expires_at FROM idempotency_keys WHERE key = ?1", [key], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        // Within the record's window, whenever the fixture was made.
+        let now = chrono::DateTime::from_timestamp(expires_at - 60, 0).unwrap();
+        let first: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let pet = first["petId"].as_i64().or_else(|| {
+            let message = first["message"].as_str()?;
+            message.split(|c: char| !c.is_ascii_digit()).find(|n| !n.is_empty())?.parse().ok()
+        });
+        let new = NewOrder {
+            customer_name: None,
+            customer_phone: None,
+            note: None,
+            pet_id: PetId::try_from(pet.unwrap_or_else(|| panic!("{file}: no pet in {body}"))).unwrap(),
+            quantity: Quantity::try_from(1).unwrap(),
+            ship_date: None,
+            complete: false,
+        };
+        let identity = petstore::api_key::KeyIdentity::Operator(0).label();
+        let idempotency_key = petstore::idempotency::IdempotencyKey::new(&identity, key).unwrap();
+        let replay = store.place_order_once(idempotency_key, new, now).await.unwrap();
+        assert!(replay.replayed, "{file}: {key} was placed again, not replayed");
+        let replayed_status = match replay.outcome {
+            Ok(_) => 201,
+            Err(e) => i64::from(e.code.status()),
+        };
+        assert_eq!(replayed_status, *status, "{file}: {key}");
+    }
+    let after = store.list_orders(Default::default(), Page::new(100, 0).unwrap()).await.unwrap().total;
+    assert_eq!(after, orders, "{file}: nothing placed by the retries");
 }
 
 /// The migrated data works through the store: read, order, complete; the stock + ordered

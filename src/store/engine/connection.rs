@@ -23,6 +23,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/sqlite/0009_the_counter.sql")),
     M::up(include_str!("../../../migrations/sqlite/0010_orders_kept.sql")),
     M::up(include_str!("../../../migrations/sqlite/0011_change_checks_without_lists.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0012_idempotency_scoped_by_identity.sql")),
 ];
 
 /// The schema version this binary writes (SQLite `user_version`).
