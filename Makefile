@@ -70,7 +70,8 @@ test-rust: ui
 ## would only repeat them; this is the one list of them:
 ##   backup::          online backups and restores of the SQLite file, the stale -wal trap
 ##   busy_database::   another connection holding SQLite's write lock past busy_timeout
-##   request_timeouts:: a write queued behind SQLite's one writer, held by that lock
+##   request_timeouts::an_order_still_queued...: a write queued behind SQLite's one writer,
+##                     held by that lock (the file's PostgreSQL test runs in both runs)
 ##   migrations::      SQLite's migrations, user_version, WAL mode and page size
 ##   upgrade::         the SQLite files earlier schema versions made (tests/fixtures)
 ##   cli::             petstore-server on a SQLite file (its key file, backup, seed)
@@ -78,7 +79,9 @@ test-rust: ui
 ##   idle_connections:: the server binary on a SQLite file; about its open files, not the
 ##                      engine
 ##   paging::a_bulk_seed: the SQLite seed's drop and rebuild of indexes and triggers
-SQLITE_ONLY_TESTS := backup:: busy_database:: request_timeouts:: migrations:: upgrade:: cli:: \
+SQLITE_ONLY_TESTS := backup:: busy_database:: \
+	request_timeouts::an_order_still_queued_when_its_request_times_out_is_408_nothing_changed_and_never_placed \
+	migrations:: upgrade:: cli:: \
 	keys::only_a_hash_of_each_secret_is_stored keys::cli_keys_work_at_once \
 	idle_connections:: paging::a_bulk_seed_keeps_the_counts
 .PHONY: test-api-postgres

@@ -271,8 +271,31 @@ pub struct IssuedKey {
 /// The active key a presented secret belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyHolder {
+    /// The key's row id: what stays the same when its secret is rotated.
+    pub id: i64,
     pub name: String,
     pub scope: Scope,
+}
+
+/// Which key a request authenticated with, as what stays the same when its secret changes:
+/// a named key by its id (rotation keeps it), one of the operator's keys by its place in
+/// the server's key ring (a new `PETSTORE_API_KEY`, or the app's local key made anew, is
+/// still the operator's key). Idempotency keys are scoped by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyIdentity {
+    Operator(usize),
+    Named(i64),
+}
+
+impl KeyIdentity {
+    /// The identity as the text an idempotency scope is a hash of.
+    pub fn label(self) -> String {
+        match self {
+            Self::Operator(0) => "operator".into(),
+            Self::Operator(n) => format!("operator {n}"),
+            Self::Named(id) => format!("key {id}"),
+        }
+    }
 }
 
 /// What a presented secret turned out to be.

@@ -141,6 +141,16 @@ pub trait Database: Petstore {
     /// past them; answers how many it removed.
     async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64>;
 
+    /// Moves the idempotency records kept under each `(from, to)`'s `from` scope to its `to`
+    /// scope, leaving a key that `to` holds already; answers how many moved. The server
+    /// moves its operator keys' records from the scope of their secret to that of their
+    /// identity as it starts (see `crate::idempotency`). A store that keeps no records (the
+    /// app's mirror, whose server keeps them) moves none.
+    async fn move_idempotency_scopes(&self, moves: Vec<([u8; 32], [u8; 32])>) -> Result<u64> {
+        let _ = moves;
+        Ok(0)
+    }
+
     /// Up to `limit` pets with ids above `after`, in id order: a page of an export.
     async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>>;
     /// Up to `limit` orders with ids above `after`, in id order, created between `from` and

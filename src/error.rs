@@ -47,8 +47,10 @@ pub enum ErrorCode {
     RateLimited,
     Internal,
     /// Another program (a backup tool, a second server on the same file) held the
-    /// database's write lock for longer than the database waits (5 s); nothing was changed,
-    /// and the same request may simply be sent again.
+    /// database's write lock for longer than the database waits (5 s), or, on PostgreSQL,
+    /// another session held a row past the lock limit or a statement ran past its limit
+    /// (`postgres::SessionLimits`); nothing was changed, and the same request may simply
+    /// be sent again.
     Busy,
     /// Client side: the remote could not be reached at all.
     Unreachable,

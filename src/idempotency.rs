@@ -38,33 +38,54 @@ pub const OK: u16 = 200;
 /// The status kept for a deletion: `204`, no body.
 pub const NO_CONTENT: u16 = 204;
 
-/// A client's key. The draft makes keys unique per client, and a client here is the
-/// credential it authenticates with, so the key is scoped by a hash of that credential:
-/// two programs with different API keys never see each other's orders, and the credential
-/// itself is never stored.
+/// A client's key. The draft makes keys unique per client, and a client here is the API
+/// key it authenticates with, known by its identity (`crate::api_key::KeyIdentity`: a named
+/// key's id, the operator's key its place among the operator's keys), not by its secret:
+/// a key rotated (`keys rotate`, a new `PETSTORE_API_KEY`, the app's local key made anew)
+/// is the same client, and a retry it sends with the new secret is the same request. Two
+/// programs with different API keys never see each other's orders. What is stored is a
+/// hash of the identity.
+///
+/// Records kept before (schema 11 on SQLite, 7 on PostgreSQL) are scoped by a hash of the
+/// secret instead, which only that secret can recognise: a key from a request carries that
+/// older scope too ([`IdempotencyKey::recognising`]), and the store moves such a record to
+/// the identity's scope the first time the secret's client sends its key again.
 #[derive(Clone, PartialEq, Eq)]
 pub struct IdempotencyKey {
     scope: [u8; 32],
     key: String,
     /// How long the server keeps it.
     lifetime: TimeDelta,
+    /// The scope records of this client were kept under before they were scoped by its
+    /// identity, if the request's secret is known.
+    secret_scope: Option<[u8; 32]>,
 }
 
 impl IdempotencyKey {
-    /// `key` (already unquoted) as sent by the client that authenticated with `credential`.
-    pub fn new(credential: &str, key: &str) -> Result<Self, String> {
+    /// `key` (already unquoted) as sent by the client whose identity is `identity` (see
+    /// `KeyIdentity::label`).
+    pub fn new(identity: &str, key: &str) -> Result<Self, String> {
         let printable = key.bytes().all(|b| b == b' ' || b.is_ascii_graphic());
         if key.is_empty() || key.len() > MAX_KEY_LEN || !printable {
             return Err(format!("must be 1 to {MAX_KEY_LEN} printable ASCII characters"));
         }
-        // A label of our own in front, so this hash is never the same as the one the key
-        // table keeps to recognise the credential.
-        let scope = Sha256::new()
-            .chain_update(b"petstore idempotency scope\0")
-            .chain_update(credential.as_bytes())
-            .finalize()
-            .into();
-        Ok(Self { scope, key: key.to_owned(), lifetime: KEY_LIFETIME })
+        Ok(Self {
+            scope: identity_scope(identity),
+            key: key.to_owned(),
+            lifetime: KEY_LIFETIME,
+            secret_scope: None,
+        })
+    }
+
+    /// The key, also recognising the records its client kept under the scope of its secret
+    /// `credential` before keys were scoped by identity.
+    pub fn recognising(self, credential: &str) -> Self {
+        Self { secret_scope: Some(secret_scope(credential)), ..self }
+    }
+
+    /// The older scope of this key's records, if the request's secret was given.
+    pub fn secret_scope(&self) -> Option<&[u8; 32]> {
+        self.secret_scope.as_ref()
     }
 
     /// The key kept for `lifetime` instead of [`KEY_LIFETIME`].
@@ -91,7 +112,27 @@ impl IdempotencyKey {
     }
 }
 
-// Not derived: the scope is a hash of a secret and has no business in a log line.
+/// The scope of the records of the client whose identity is `identity`. A label of our own
+/// in front, so that it is never a scope of the older kind ([`secret_scope`]).
+pub fn identity_scope(identity: &str) -> [u8; 32] {
+    Sha256::new()
+        .chain_update(b"petstore idempotency identity\0")
+        .chain_update(identity.as_bytes())
+        .finalize()
+        .into()
+}
+
+/// The scope records were kept under before identities: a hash of the secret, with a label
+/// of our own in front so that it is never the hash the key table keeps.
+pub fn secret_scope(credential: &str) -> [u8; 32] {
+    Sha256::new()
+        .chain_update(b"petstore idempotency scope\0")
+        .chain_update(credential.as_bytes())
+        .finalize()
+        .into()
+}
+
+// Not derived: the older scope is a hash of a secret and has no business in a log line.
 impl std::fmt::Debug for IdempotencyKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("IdempotencyKey").field(&self.key).finish()
@@ -228,7 +269,7 @@ impl Record {
 }
 
 impl IdempotencyKey {
-    /// The hash of the client's credential the key is scoped by.
+    /// The hash of the client's identity the key is scoped by.
     pub fn scope(&self) -> &[u8; 32] {
         &self.scope
     }
@@ -404,16 +445,20 @@ mod tests {
     }
 
     #[test]
-    fn keys_are_printable_ascii_and_scoped_by_credential() {
+    fn keys_are_printable_ascii_and_scoped_by_identity() {
         assert!(IdempotencyKey::new("k", "").is_err());
         assert!(IdempotencyKey::new("k", &"a".repeat(256)).is_err());
         assert!(IdempotencyKey::new("k", "caf\u{e9}").is_err());
         assert!(IdempotencyKey::new("k", "tab\there").is_err());
         assert!(IdempotencyKey::new("k", &"a".repeat(255)).is_ok());
-        let one = IdempotencyKey::new("key one", "x").unwrap();
-        assert_eq!(one, IdempotencyKey::new("key one", "x").unwrap());
-        assert_ne!(one, IdempotencyKey::new("key two", "x").unwrap());
-        assert_ne!(one.scope, <[u8; 32]>::from(Sha256::digest("key one")), "not the key table's hash");
-        assert!(!format!("{one:?}").contains("key one"));
+        let one = IdempotencyKey::new("key 1", "x").unwrap();
+        assert_eq!(one, IdempotencyKey::new("key 1", "x").unwrap());
+        assert_ne!(one, IdempotencyKey::new("key 2", "x").unwrap());
+        let recognising = one.clone().recognising("secret one");
+        assert_eq!(recognising.scope, one.scope, "the secret does not change the scope");
+        assert_eq!(recognising.secret_scope(), Some(&secret_scope("secret one")));
+        assert_ne!(secret_scope("secret one"), <[u8; 32]>::from(Sha256::digest("secret one")));
+        assert_ne!(secret_scope("key 1"), one.scope, "an identity's scope is never a secret's");
+        assert!(!format!("{recognising:?}").contains("secret"));
     }
 }

@@ -1,11 +1,13 @@
 //! Petstore core: the domain, the SQLite store, the REST API and its HTTP client. Nothing
 //! here knows about Tauri; the desktop app and `petstore-server` are both thin shells.
 
+pub mod admission;
 pub mod backend;
 pub mod domain;
 pub mod error;
 pub mod store;
 
+pub use admission::WriteAdmission;
 pub use backend::{Database, Petstore};
 pub use error::{Error, ErrorCode, Result};
 pub use store::Store;

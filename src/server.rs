@@ -21,6 +21,10 @@ use crate::clock::Clock;
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 
+/// How long the edge waits for a request's answer before it answers 408. PostgreSQL's
+/// session limits are set below it (`postgres::SessionLimits`).
+pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
 pub struct ServerConfig {
     pub listen: SocketAddr,
     pub keys: KeyRing,
@@ -51,7 +55,7 @@ impl ServerConfig {
             keys,
             allowed_hosts: Vec::new(),
             clock: Clock::system(),
-            request_timeout: Duration::from_secs(30),
+            request_timeout: DEFAULT_REQUEST_TIMEOUT,
             failed_auth: FailureLimit::default(),
             change_retention: DEFAULT_WINDOW,
             idempotency_window: DEFAULT_WINDOW,
@@ -96,6 +100,15 @@ impl Application {
         let mut hosts = config.allowed_hosts.clone();
         if !addr.ip().is_unspecified() && !addr.ip().is_loopback() {
             hosts.push(addr.ip().to_string());
+        }
+        // Records the operator's keys kept before idempotency keys were scoped by identity,
+        // moved while their secrets are known (a key rotated later would lose them).
+        match store.move_idempotency_scopes(config.keys.idempotency_moves()).await {
+            Ok(0) => {}
+            Ok(moved) => {
+                tracing::info!(moved, "idempotency records of the operator's key now scoped by its identity")
+            }
+            Err(e) => return Err(ServeError::Config(format!("cannot upgrade the idempotency records: {e}"))),
         }
         let (stopping, stopping_seen) = watch::channel(false);
         let idempotency_window = chrono::TimeDelta::from_std(config.idempotency_window)

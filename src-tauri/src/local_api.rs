@@ -76,7 +76,11 @@ impl LocalApi {
     }
 
     /// Replaces the key with a new one; clients with the old key are refused from the
-    /// next request on (the server is restarted with the new key).
+    /// next request on (the server is restarted with the new key). It is still the
+    /// operator's key (the only one of its `KeyRing`), so the `Idempotency-Key`s of its
+    /// clients keep their scope, and in remote mode are forwarded to the server as the same
+    /// values: a client's retry after the change is not a second sale (`crate::idempotency`
+    /// in the core; `mirror::tests`, `a_retry_through_the_local_api_after_its_key_was_made_anew_is_placed_once`).
     pub fn new_key(&self) -> Result<String, api_key::KeyError> {
         let key_file = &self.inner.key_file;
         match std::fs::remove_file(key_file) {

@@ -11,14 +11,15 @@ use axum::extract::{ConnectInfo, Request};
 use axum::http::{HeaderMap, Method, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
-use subtle::ConstantTimeEq;
+use subtle::{ConditionallySelectable, ConstantTimeEq};
 
 use super::error::ApiError;
 use super::failures::{FailedAuth, too_many};
 use crate::api_key;
-use crate::api_key::{KeyMatch, Scope};
+use crate::api_key::{KeyIdentity, KeyMatch, Scope};
 use crate::backend::Database;
 use crate::error::ErrorCode;
+use crate::idempotency;
 
 /// The Host names a request may carry. A page on another site that resolves its own name
 /// to 127.0.0.1 (DNS rebinding) still sends its own name, and is refused.
@@ -94,17 +95,47 @@ pub fn check_host_and_origin(policy: &HostPolicy, headers: &HeaderMap) -> Result
 #[derive(Clone)]
 pub struct KeyRing {
     hashes: Arc<Vec<[u8; 32]>>,
+    /// For each key, the scope its idempotency records were kept under before they were
+    /// scoped by its identity, and that identity's scope (see `crate::idempotency`).
+    moves: Arc<Vec<([u8; 32], [u8; 32])>>,
 }
 
 impl KeyRing {
     pub fn from_secrets<'a>(secrets: impl IntoIterator<Item = &'a str>) -> Self {
-        Self { hashes: Arc::new(secrets.into_iter().map(api_key::hash).collect()) }
+        let secrets: Vec<&str> = secrets.into_iter().collect();
+        let moves = secrets
+            .iter()
+            .enumerate()
+            .map(|(at, secret)| {
+                let identity = KeyIdentity::Operator(at).label();
+                (idempotency::secret_scope(secret), idempotency::identity_scope(&identity))
+            })
+            .collect();
+        Self { hashes: Arc::new(secrets.into_iter().map(api_key::hash).collect()), moves: Arc::new(moves) }
+    }
+
+    /// The moves of the operator keys' idempotency records from the scopes of their
+    /// secrets to those of their identities, which the server makes as it starts.
+    pub fn idempotency_moves(&self) -> Vec<([u8; 32], [u8; 32])> {
+        self.moves.to_vec()
     }
 
     /// Compares the hash of a presented key against every key in constant time, so timing
     /// says nothing about how close a guess came or which key it resembled.
     pub fn accepts(&self, presented: &[u8; 32]) -> bool {
-        self.hashes.iter().fold(subtle::Choice::from(0), |found, key| found | key.ct_eq(presented)).into()
+        self.identify(presented).is_some()
+    }
+
+    /// Which of the operator's keys `presented` is the hash of (its place in the ring, its
+    /// identity), compared against every key in constant time as [`KeyRing::accepts`] is.
+    pub fn identify(&self, presented: &[u8; 32]) -> Option<usize> {
+        let (mut found, mut at) = (subtle::Choice::from(0), 0_u64);
+        for (i, key) in self.hashes.iter().enumerate() {
+            let this = key.ct_eq(presented);
+            at = u64::conditional_select(&at, &(i as u64), this & !found);
+            found |= this;
+        }
+        bool::from(found).then_some(at as usize)
     }
 }
 
@@ -124,8 +155,8 @@ pub(super) fn bearer_key(headers: &HeaderMap) -> Option<&str> {
 
 /// What the key check found in memory, without the database.
 pub(super) enum FirstLook {
-    /// One of the operator's keys: the request may run.
-    Operator,
+    /// One of the operator's keys (its place in the ring): the request may run.
+    Operator(usize),
     /// A key that only the database can tell about: the hash to look up.
     Named([u8; 32]),
     /// No usable key: the answer is a refusal.
@@ -148,21 +179,25 @@ pub(super) fn first_look(req: &Request, keys: &KeyRing) -> FirstLook {
         ));
     };
     let presented = api_key::hash(key);
-    if keys.accepts(&presented) { FirstLook::Operator } else { FirstLook::Named(presented) }
+    match keys.identify(&presented) {
+        Some(at) => FirstLook::Operator(at),
+        None => FirstLook::Named(presented),
+    }
 }
 
 /// The key check's second step: the named key with the hash `presented` must be active,
 /// a `read` key may only read, and a `reports` key only read what holds no personal data.
+/// Answers the key's identity.
 pub(super) async fn check_named(
     store: &dyn Database,
     presented: [u8; 32],
     method: &Method,
     path: &str,
-) -> Result<(), Refusal> {
-    let holder = match store.find_key(presented).await.map_err(Refusal::Failed)? {
+) -> Result<KeyIdentity, Refusal> {
+    let (id, holder) = match store.find_key(presented).await.map_err(Refusal::Failed)? {
         KeyMatch::Active(key) => {
             tracing::debug!(key = %key.name, scope = %key.scope, "authenticated with a named key");
-            Holder { name: key.name, scope: key.scope }
+            (key.id, Holder { name: key.name, scope: key.scope })
         }
         KeyMatch::Revoked { name } => {
             tracing::info!(key = %name, "refused a request with the revoked API key");
@@ -172,7 +207,7 @@ pub(super) async fn check_named(
     };
     let reads = method == Method::GET || method == Method::HEAD;
     if holder.scope.can_write() || (reads && holder.scope.can_read(path)) {
-        Ok(())
+        Ok(KeyIdentity::Named(id))
     } else if reads {
         Err(Refusal::NoPersonalData(holder))
     } else {
@@ -305,5 +340,8 @@ mod tests {
         assert!(accepts("two"));
         assert!(!accepts("tw"));
         assert!(!accepts(""));
+        assert_eq!(ring.identify(&api_key::hash("one")), Some(0));
+        assert_eq!(ring.identify(&api_key::hash("two")), Some(1), "each operator key is its own client");
+        assert_eq!(ring.identify(&api_key::hash("three")), None);
     }
 }

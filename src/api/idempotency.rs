@@ -1,6 +1,7 @@
 //! The `Idempotency-Key` request header (IETF httpapi draft "The Idempotency-Key HTTP Header
-//! Field"), parsed at the edge into the store's key and scoped to the credential the
-//! request authenticated with. What a key does is the store's business
+//! Field"), parsed at the edge into the store's key and scoped to the identity of the API
+//! key the request authenticated with (stable across its rotation; see
+//! [`KeyIdentity`]). What a key does is the store's business
 //! ([`Database::place_order_once`](crate::backend::Database::place_order_once) and the
 //! other `*_once` commands). Taken by `POST /store/orders`, `PATCH` and `DELETE
 //! /store/orders/{orderId}`, `POST /store/orders/{orderId}/cancel` and `POST
@@ -14,6 +15,7 @@ use chrono::{DateTime, Utc};
 use super::access::bearer_key;
 use super::error::ApiError;
 use super::state::AppState;
+use crate::api_key::KeyIdentity;
 use crate::error::{Error, Result};
 use crate::idempotency::Once;
 use crate::store::IdempotencyKey;
@@ -52,10 +54,15 @@ impl<S: Send + Sync> FromRequestParts<S> for Idempotency {
         let key = value.to_str().ok().and_then(unquote).ok_or_else(|| {
             invalid("must be a bare token or a quoted string (RFC 8941) of 1 to 255 printable ASCII characters, like 8e03978e-40d5-43e8-bc93-6894a57f9324")
         })?;
-        // Scoped to the key the request authenticated with (the key check has passed when
-        // this runs); a request without one shares the empty scope.
+        // Scoped to the identity of the key the request authenticated with (the key check
+        // has passed when this runs and said who it is); the secret only recognises the
+        // records kept before keys were scoped by identity.
+        let identity = parts.extensions.get::<KeyIdentity>().copied().ok_or_else(|| {
+            ApiError(Error::internal("an Idempotency-Key on a request that passed no key check"))
+        })?;
         let credential = bearer_key(&parts.headers).unwrap_or("");
-        let key = IdempotencyKey::new(credential, &key).map_err(|e| invalid(&e))?;
+        let key =
+            IdempotencyKey::new(&identity.label(), &key).map_err(|e| invalid(&e))?.recognising(credential);
         Ok(Self(Some(key)))
     }
 }

@@ -37,8 +37,8 @@ use super::error::ApiError;
 use super::extract::{body_limit, too_large};
 use super::state::AppState;
 use super::{access, deprecation};
+use crate::admission::WriteAdmission;
 use crate::error::{Error, ErrorCode};
-use crate::store::WriteAdmission;
 
 static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 

@@ -17,6 +17,7 @@ use tower::{Layer, Service};
 
 use super::access::{self, FirstLook};
 use super::state::AppState;
+use crate::api_key::KeyIdentity;
 
 #[derive(Clone)]
 pub struct RequireKey(pub AppState);
@@ -64,10 +65,12 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, req: Request) -> Self::Future {
+    fn call(&mut self, mut req: Request) -> Self::Future {
         let presented = match access::first_look(&req, &self.state.keys) {
-            FirstLook::Operator => {
+            FirstLook::Operator(at) => {
                 tell_key_passed(&req);
+                // Who sent it, for what it keeps (its idempotency keys, `idempotency.rs`).
+                req.extensions_mut().insert(KeyIdentity::Operator(at));
                 return KeyFuture::Pass { future: self.inner.call(req) };
             }
             FirstLook::Named(presented) => presented,
@@ -85,8 +88,9 @@ where
                 match access::check_named(state.store.as_ref(), presented, req.method(), req.uri().path())
                     .await
                 {
-                    Ok(()) => {
+                    Ok(identity) => {
                         tell_key_passed(&req);
+                        req.extensions_mut().insert(identity);
                         inner.call(req).await.unwrap_or_else(|never| match never {})
                     }
                     Err(refusal) => access::refuse(&state.failures, state.clock.now(), &req, refusal),

@@ -233,7 +233,12 @@ async fn two_tills_offline_selling_the_last_one_place_one_order_and_the_other_ne
 
 /// The mirror served as the local API serves it in remote mode, on a free loopback port.
 async fn local_api(mirror: &Mirror) -> (String, oneshot::Sender<()>) {
-    let config = ServerConfig::new(SocketAddr::from(([127, 0, 0, 1], 0)), KeyRing::from_secrets([LOCAL_KEY]));
+    local_api_with_key(mirror, LOCAL_KEY).await
+}
+
+/// [`local_api`] with the local key `key` (made anew in Settings, say).
+async fn local_api_with_key(mirror: &Mirror, key: &str) -> (String, oneshot::Sender<()>) {
+    let config = ServerConfig::new(SocketAddr::from(([127, 0, 0, 1], 0)), KeyRing::from_secrets([key]));
     let app = Application::bind(Arc::new(mirror.clone()), config).await.unwrap();
     let url = format!("http://{}", app.local_addr());
     let (stop, stopped) = oneshot::channel();
@@ -365,7 +370,9 @@ async fn a_sale_whose_answer_was_lost_is_queued_even_where_the_mirror_shows_no_s
     server.set_inventory(pets[0], parse(r#"{"quantity": 2}"#)).await.unwrap();
     let now = chrono::Utc::now();
     for key in ["lost-1", "lost-2"] {
-        let key = crate::idempotency::IdempotencyKey::new(KEY, key).unwrap();
+        // As the server scopes the key of a request with its (operator) key.
+        let operator = crate::api_key::KeyIdentity::Operator(0).label();
+        let key = crate::idempotency::IdempotencyKey::new(&operator, key).unwrap();
         server.place_order_once(key, order(pets[0], 1, true), now).await.unwrap().outcome.unwrap();
     }
     // The till's side of the time-outs: both queued, the second with no stock to reserve.
@@ -472,4 +479,41 @@ async fn a_till_deletes_orders_on_its_server_and_refuses_to_while_offline() {
     Database::delete_order(&mirror, open.id).await.unwrap();
     assert_eq!(server.get_order(open.id).await.unwrap_err().code, ErrorCode::NotFound);
     assert_eq!(stock_of(&server, pets[0]).await, 10);
+}
+
+/// The local API forwards a client's `Idempotency-Key` to the server as a value of its own
+/// per client and key. After the local key is made anew (Settings), a client's retry of a
+/// sale it is unsure of is the same client's: forwarded as the same value, placed once.
+/// Before, the value hashed the local key's secret: the retry was a second sale.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_through_the_local_api_after_its_key_was_made_anew_is_placed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, pets) = shop(dir.path(), 1, 10).await;
+    let remote = Remote::start(server.clone()).await;
+    let mirror = Mirror::open(&dir.path().join("mirrors"), remote.client()).unwrap();
+    assert!(mirror.settle(SETTLE).await);
+    let pet = pets[0];
+    let sell = |url: String, key: &'static str| async move {
+        let sale = serde_json::json!({"petId": pet, "quantity": 2, "complete": true});
+        let reply = reqwest::Client::new()
+            .post(format!("{url}/store/orders"))
+            .bearer_auth(key)
+            .header("Idempotency-Key", "sale-1")
+            .json(&sale)
+            .send()
+            .await
+            .unwrap();
+        (reply.status().as_u16(), reply.json::<serde_json::Value>().await.unwrap())
+    };
+
+    let (url, stop) = local_api(&mirror).await;
+    let first = sell(url, LOCAL_KEY).await;
+    assert_eq!(first.0, 201, "{first:?}");
+    let _ = stop.send(());
+    const MADE_ANEW: &str = "psk_the-local-api-key-made-anew-0123456789abcdef";
+    let (url, _stop) = local_api_with_key(&mirror, MADE_ANEW).await;
+    let retry = sell(url, MADE_ANEW).await;
+    assert_eq!(retry, first, "the retry is answered with the first sale");
+    assert_eq!(orders_of(&server).await.len(), 1, "placed once at the server");
+    assert_eq!(stock_of(&server, pets[0]).await, 8);
 }

@@ -10,6 +10,7 @@ use tokio::sync::broadcast;
 use super::{
     PgStore, categories, changes, exports, feed, imports, inventory, orders, pets, pg, seed, settings,
 };
+use crate::admission::WriteAdmission;
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Change, Database, Petstore, SeedReport};
 use crate::domain::*;
@@ -17,15 +18,17 @@ use crate::error::Result;
 use crate::idempotency::{IdempotencyKey, Once, Placed};
 
 /// Runs `$body` (an expression using `$tx`, the transaction) as one write: in a
-/// transaction on a pooled connection that announces `$change` and commits. On an error
-/// the transaction is dropped, which rolls it back before the connection serves anyone
-/// else.
+/// transaction on a pooled connection that announces `$change` and commits, if its request
+/// is still waited for. On an error the transaction is dropped, which rolls it back before
+/// the connection serves anyone else.
 macro_rules! write {
     ($store:expr, $change:expr, |$tx:ident| $body:expr) => {{
         let mut client = $store.client().await?;
         let $tx = client.transaction().await.map_err(pg)?;
         let value = $body.await?;
         changes::notify(&$tx, $change).await?;
+        // Past this point the write may be applied (see `crate::admission`).
+        WriteAdmission::begin_current()?;
         $tx.commit().await.map_err(pg)?;
         Ok(value)
     }};
@@ -34,7 +37,8 @@ macro_rules! write {
 /// Runs `$body` (an expression using `$c`, a pooled connection) as one read.
 macro_rules! read {
     ($store:expr, |$c:ident| $body:expr) => {{
-        let $c = $store.client().await?;
+        let conn = $store.client().await?;
+        let $c = &*conn;
         $body.await
     }};
 }
@@ -42,7 +46,7 @@ macro_rules! read {
 #[async_trait]
 impl Petstore for PgStore {
     async fn list_pets(&self, filter: PetFilter, page: Page) -> Result<Paged<Pet>> {
-        read!(self, |c| pets::list(&c, &filter, page))
+        read!(self, |c| pets::list(c, &filter, page))
     }
     async fn create_pet(&self, new: NewPet) -> Result<Pet> {
         write!(self, Change::Pets, |tx| pets::create(&tx, &new))
@@ -61,13 +65,13 @@ impl Petstore for PgStore {
     }
 
     async fn list_categories(&self, page: Page) -> Result<Paged<Category>> {
-        read!(self, |c| categories::list(&c, page))
+        read!(self, |c| categories::list(c, page))
     }
     async fn create_category(&self, new: NewCategory) -> Result<Category> {
         write!(self, Change::Categories, |tx| categories::create(&tx, &new))
     }
     async fn get_category(&self, id: CategoryId) -> Result<Category> {
-        read!(self, |c| categories::get(&c, id))
+        read!(self, |c| categories::get(c, id))
     }
     async fn replace_category(&self, id: CategoryId, new: NewCategory) -> Result<Category> {
         write!(self, Change::Categories, |tx| categories::replace(&tx, id, &new))
@@ -77,18 +81,21 @@ impl Petstore for PgStore {
     }
 
     async fn list_orders(&self, filter: OrderFilter, page: Page) -> Result<Paged<Order>> {
-        read!(self, |c| orders::list(&c, &filter, page))
+        read!(self, |c| orders::list(c, &filter, page))
     }
     async fn place_order(&self, new: NewOrder) -> Result<Order> {
         let mut client = self.client().await?;
         // One statement in autocommit for most orders; the general path otherwise. Either
-        // is announced after its commit (see `changes.rs` for why not inside it).
-        let order = match orders::place_fast(&client, &new).await? {
+        // is announced after its commit (see `changes.rs` for why not inside it). The one
+        // statement commits as it ends, so the write is marked begun before it is sent.
+        WriteAdmission::begin_current()?;
+        let order = match orders::place_fast(&*client, &new).await? {
             orders::Fast::Placed(order) => order,
             orders::Fast::Refused(refused) => return Err(refused),
             orders::Fast::Undecided => {
                 let tx = client.transaction().await.map_err(pg)?;
                 let order = orders::place(&tx, &new).await?;
+                WriteAdmission::begin_current()?;
                 tx.commit().await.map_err(pg)?;
                 order
             }
@@ -97,7 +104,7 @@ impl Petstore for PgStore {
         Ok(order)
     }
     async fn get_order(&self, id: OrderId) -> Result<Order> {
-        read!(self, |c| orders::get(&c, id))
+        read!(self, |c| orders::get(c, id))
     }
     async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
         write!(self, Change::Orders, |tx| orders::update(&tx, id, &patch))
@@ -107,10 +114,10 @@ impl Petstore for PgStore {
     }
 
     async fn list_inventory(&self, filter: InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {
-        read!(self, |c| inventory::list(&c, &filter, page))
+        read!(self, |c| inventory::list(c, &filter, page))
     }
     async fn get_inventory(&self, pet: PetId) -> Result<InventoryItem> {
-        read!(self, |c| inventory::get(&c, pet))
+        read!(self, |c| inventory::get(c, pet))
     }
     async fn set_inventory(&self, pet: PetId, update: InventoryUpdate) -> Result<InventoryItem> {
         write!(self, Change::Inventory, |tx| inventory::set(&tx, pet, update.quantity))
@@ -123,20 +130,20 @@ impl Petstore for PgStore {
         write!(self, Change::Inventory, |tx| inventory::adjust(&tx, pet, &adjustment))
     }
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
-        read!(self, |c| inventory::adjustments(&c, pet, page))
+        read!(self, |c| inventory::adjustments(c, pet, page))
     }
     async fn stock_history(&self, pet: PetId, page: Page) -> Result<Paged<StockEntry>> {
-        read!(self, |c| inventory::history(&c, pet, page))
+        read!(self, |c| inventory::history(c, pet, page))
     }
 
     async fn get_settings(&self) -> Result<ShopSettings> {
-        read!(self, |c| settings::get(&c))
+        read!(self, |c| settings::get(c))
     }
     async fn put_settings(&self, new: ShopSettings) -> Result<ShopSettings> {
         write!(self, Change::Settings, |tx| settings::put(&tx, &new))
     }
     async fn sales_report(&self, range: DayRange) -> Result<Vec<SalesDay>> {
-        read!(self, |c| settings::sales_report(&c, range))
+        read!(self, |c| settings::sales_report(c, range))
     }
 }
 
@@ -225,11 +232,12 @@ impl Database for PgStore {
         for change in [Change::Pets, Change::Categories, Change::Inventory] {
             changes::notify(&tx, change).await?;
         }
+        WriteAdmission::begin_current()?;
         tx.commit().await.map_err(pg)?;
         Ok(report)
     }
     async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>> {
-        read!(self, |c| exports::pets_after(&c, after, limit))
+        read!(self, |c| exports::pets_after(c, after, limit))
     }
     async fn export_orders(
         &self,
@@ -237,16 +245,24 @@ impl Database for PgStore {
         after: i64,
         limit: u32,
     ) -> Result<Vec<OrderExport>> {
-        read!(self, |c| exports::orders_after(&c, created, after, limit))
+        read!(self, |c| exports::orders_after(c, created, after, limit))
     }
     fn feed_notices(&self) -> broadcast::Receiver<Change> {
         PgStore::feed_notices(self)
     }
     async fn feed_bounds(&self) -> Result<FeedBounds> {
-        feed::bounds(&self.client().await?).await
+        feed::bounds(&*self.client().await?).await
     }
     async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage> {
-        feed::since(&self.client().await?, since, limit).await
+        feed::since(&*self.client().await?, since, limit).await
+    }
+    async fn move_idempotency_scopes(&self, moves: Vec<([u8; 32], [u8; 32])>) -> Result<u64> {
+        let client = self.client().await?;
+        let mut moved = 0;
+        for (from, to) in &moves {
+            moved += super::idempotency::move_scope(&*client, from, to).await?;
+        }
+        Ok(moved)
     }
     async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64> {
         let before = Timestamp::from(before);
@@ -256,8 +272,12 @@ impl Database for PgStore {
             let batch = feed::purge(&mut client, before).await?;
             removed += batch;
             if batch < feed::BATCH as u64 {
-                return Ok(removed);
+                break;
             }
         }
+        // The hourly housekeeping also learns whether records scoped by a secret are left.
+        let by_secret = super::idempotency::any_by_secret(&*client).await?;
+        self.inner.by_secret.store(by_secret, std::sync::atomic::Ordering::Relaxed);
+        Ok(removed)
     }
 }

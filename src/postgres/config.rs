@@ -18,6 +18,57 @@ use tokio_postgres::config::{Host, SslMode};
 /// How long connecting may take before the server gives up with a clear message.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// The limits PostgreSQL enforces on every session of this store, all below the edge's
+/// request timeout, so that no statement of a request outlives the request: the edge
+/// answers at its timeout, and what PostgreSQL still does for that request after it must
+/// end on its own even when nobody is left to cancel it (a replica killed, a network cut).
+///
+/// - `lock_timeout`, a third of the edge: a row held by another session (an operator's
+///   `psql`, a stuck replica) fails the waiting statement with `55P03`, nothing changed,
+///   answered `503 busy` while the request is still being waited for, and its connection
+///   goes back to others instead of waiting out the edge.
+/// - `statement_timeout` and `idle_in_transaction_session_timeout`, two thirds of the edge:
+///   no statement, and no transaction left open by a client that stopped talking, lasts
+///   past the request it served.
+/// - `client_connection_check_interval`, a second (less for a shorter edge): a backend
+///   running a statement for a replica that is gone (killed, its connection closed) notices
+///   within a second and rolls back, instead of committing that replica's order when the
+///   lock it waited for goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimits {
+    pub lock: Duration,
+    pub statement: Duration,
+    pub idle_in_transaction: Duration,
+    pub check_client: Duration,
+}
+
+impl SessionLimits {
+    /// The limits for an edge that abandons a request after `edge`.
+    pub fn below(edge: Duration) -> Self {
+        let at_least_1ms = |d: Duration| d.max(Duration::from_millis(1));
+        Self {
+            lock: at_least_1ms(edge / 3),
+            statement: at_least_1ms(edge * 2 / 3),
+            idle_in_transaction: at_least_1ms(edge * 2 / 3),
+            check_client: at_least_1ms((edge / 4).min(Duration::from_secs(1))),
+        }
+    }
+
+    /// The settings as the `options` of the connection's startup message (`-c name=ms`):
+    /// set on every connection as it is made, at no round trip.
+    fn options(&self) -> String {
+        let ms = |d: Duration| d.as_millis();
+        format!(
+            "-c lock_timeout={} -c statement_timeout={} -c idle_in_transaction_session_timeout={} \
+             -c client_connection_check_interval={}",
+            ms(self.lock),
+            ms(self.statement),
+            ms(self.idle_in_transaction),
+            ms(self.check_client)
+        )
+    }
+}
+
 /// A PostgreSQL database to connect to.
 #[derive(Clone)]
 pub struct PgTarget {
@@ -25,6 +76,9 @@ pub struct PgTarget {
     tls: MakeTlsConnector,
     /// The URL without its password, for messages and logs.
     shown: String,
+    /// The `options` the URL gave, to which the session limits are added.
+    options: Option<String>,
+    limits: SessionLimits,
 }
 
 /// The libpq TLS modes.
@@ -118,7 +172,38 @@ impl PgTarget {
         let connector = connector.build().map_err(|e| format!("cannot set up TLS: {e}"))?;
 
         let _ = parsed.set_password(None);
-        Ok(Self { config, tls: MakeTlsConnector::new(connector), shown: parsed.to_string() })
+        let options = config.get_options().map(str::to_owned);
+        let target = Self {
+            config,
+            tls: MakeTlsConnector::new(connector),
+            shown: parsed.to_string(),
+            options,
+            limits: SessionLimits::below(crate::server::DEFAULT_REQUEST_TIMEOUT),
+        };
+        Ok(target.bounded_by(crate::server::DEFAULT_REQUEST_TIMEOUT))
+    }
+
+    /// This target for a server whose edge abandons a request after `edge`: every session
+    /// gets the [`SessionLimits`] below it. The server's own request timeout must be given
+    /// here (the default is the server's default, 30 s).
+    pub fn bounded_by(mut self, edge: Duration) -> Self {
+        self.limits = SessionLimits::below(edge);
+        let options = match &self.options {
+            Some(given) => format!("{given} {}", self.limits.options()),
+            None => self.limits.options(),
+        };
+        self.config.options(&options);
+        self
+    }
+
+    /// The limits every session of this target has.
+    pub fn limits(&self) -> SessionLimits {
+        self.limits
+    }
+
+    /// The TLS connector, for the cancel requests of abandoned queries.
+    pub(super) fn tls(&self) -> MakeTlsConnector {
+        self.tls.clone()
     }
 
     /// The server's address as `host:port`, for messages.
@@ -257,5 +342,25 @@ mod tests {
         assert!(PgTarget::parse_with_password("mysql://u@h/d", None).unwrap_err().contains("postgres://"));
         assert!(PgTarget::is_url("postgresql://u@h/d"));
         assert!(!PgTarget::is_url("/var/lib/petstore/petstore.db"));
+    }
+
+    #[test]
+    fn every_session_is_limited_below_the_edge_and_keeps_the_urls_options() {
+        let target = PgTarget::parse_with_password("postgres://u@h/d?options=-cwork_mem%3D8MB", None)
+            .unwrap()
+            .bounded_by(Duration::from_secs(30));
+        let options = target.config.get_options().unwrap();
+        assert!(options.starts_with("-cwork_mem=8MB "), "{options}");
+        for set in [
+            "lock_timeout=10000",
+            "statement_timeout=20000",
+            "idle_in_transaction_session_timeout=20000",
+            "client_connection_check_interval=1000",
+        ] {
+            assert!(options.contains(&format!("-c {set}")), "{set} in {options}");
+        }
+        let short = SessionLimits::below(Duration::from_millis(1200));
+        assert!(short.lock < short.statement && short.statement < Duration::from_millis(1200));
+        assert_eq!(short.check_client, Duration::from_millis(300));
     }
 }

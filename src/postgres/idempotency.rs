@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 
 use super::types::col;
 use super::{PgStore, inventory, orders, pg};
+use crate::admission::WriteAdmission;
 use crate::backend::Change;
 use crate::domain::{
     InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId, Timestamp,
@@ -122,7 +123,8 @@ impl PgStore {
         let mut tries = 0;
         let (tx, id) = loop {
             let tx = client.transaction().await.map_err(pg)?;
-            match claim(&tx, &key, &request, now).await? {
+            let by_secret = self.inner.by_secret.load(std::sync::atomic::Ordering::Relaxed);
+            match claim(&tx, by_secret, &key, &request, now).await? {
                 Claim::Ours(id) => break (tx, id),
                 Claim::Recorded(first) => {
                     let replayed = idempotency::replay(&key, &first, &request)?;
@@ -135,6 +137,8 @@ impl PgStore {
         };
         let outcome = command(&tx).await?;
         keep(&tx, id, &request, &outcome, now, key.expires_at(now)).await?;
+        // Past this point the command may be applied (see `crate::admission`).
+        WriteAdmission::begin_current()?;
         tx.commit().await.map_err(pg)?;
         if outcome.is_ok() {
             self.inner.notifier.announce(change);
@@ -154,10 +158,27 @@ enum Claim {
 
 async fn claim(
     c: &impl GenericClient,
+    by_secret: bool,
     key: &IdempotencyKey,
     request: &Request,
     now: DateTime<Utc>,
 ) -> Result<Claim> {
+    // A record of this key kept under the scope of the client's secret, from before keys
+    // were scoped by identity, moves to the identity's scope first (see `crate::idempotency`
+    // and `src/store/idempotency.rs`).
+    // Only while records of that kind may be left (`by_secret`): a statement more per
+    // command, for the one window after the upgrade.
+    if let Some(secret_scope) = key.secret_scope().filter(|_| by_secret) {
+        let sql = "UPDATE idempotency_keys SET scope = $1, by_secret = false WHERE scope = $2 AND key = $3
+                     AND by_secret
+                     AND NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE scope = $1 AND key = $3)";
+        c.execute(
+            &c.prepare_cached(sql).await.map_err(pg)?,
+            &[&&key.scope()[..], &&secret_scope[..], &key.key()],
+        )
+        .await
+        .map_err(pg)?;
+    }
     let sql = "INSERT INTO idempotency_keys (scope, key, fingerprint, status, body, created_at, expires_at)
                VALUES ($1, $2, $3, 0, '', $4, $5)
                ON CONFLICT (scope, key) DO NOTHING
@@ -196,6 +217,20 @@ async fn claim(
         body: col(&row, 3)?,
         created_at: col(&row, 4)?,
     }))
+}
+
+/// Whether records scoped by a secret are left (see `claim`).
+pub(super) async fn any_by_secret(c: &impl GenericClient) -> Result<bool> {
+    let sql = "SELECT EXISTS (SELECT 1 FROM idempotency_keys WHERE by_secret)";
+    col(&c.query_one(sql, &[]).await.map_err(pg)?, 0)
+}
+
+/// Moves every record of the scope `from` to the scope `to`, but a key `to` holds already.
+pub(super) async fn move_scope(c: &impl GenericClient, from: &[u8; 32], to: &[u8; 32]) -> Result<u64> {
+    let sql =
+        "UPDATE idempotency_keys AS old SET scope = $2, by_secret = false WHERE scope = $1 AND by_secret
+                 AND NOT EXISTS (SELECT 1 FROM idempotency_keys WHERE scope = $2 AND key = old.key)";
+    c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&&from[..], &&to[..]]).await.map_err(pg)
 }
 
 /// Keeps the outcome in the claimed record `id`, and clears a few expired records.

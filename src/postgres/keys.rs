@@ -9,6 +9,7 @@ use tokio_postgres::error::SqlState;
 
 use super::types::col;
 use super::{PgStore, pg, violates};
+use crate::admission::WriteAdmission;
 use crate::api_key::{self, IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope};
 use crate::domain::{Name, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
@@ -29,13 +30,15 @@ fn from_row(r: &Row) -> Result<KeyInfo> {
 impl PgStore {
     pub async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
         let secret = api_key::generate();
-        let c = self.client().await?;
+        let conn = self.client().await?;
+        let c = &*conn;
         // Looked for first, so that a name taken does not use up an id (see categories.rs);
         // the unique index still decides between two replicas at once.
-        if let Ok(key) = get(&c, name.as_str()).await {
+        if let Ok(key) = get(c, name.as_str()).await {
             return Err(api_key::duplicate_name(name.as_str(), !key.is_active()));
         }
         let sql = "INSERT INTO api_keys (name, scope, hash, prefix, created_at) VALUES ($1, $2, $3, $4, $5)";
+        WriteAdmission::begin_current()?;
         let inserted = c
             .execute(
                 &c.prepare_cached(sql).await.map_err(pg)?,
@@ -51,46 +54,53 @@ impl PgStore {
         if let Err(e) = inserted {
             // In autocommit, so the failed insert leaves the connection free to say why.
             if violates(&e, &SqlState::UNIQUE_VIOLATION, "api_keys_name_key") {
-                let revoked = get(&c, name.as_str()).await.is_ok_and(|key| !key.is_active());
+                let revoked = get(c, name.as_str()).await.is_ok_and(|key| !key.is_active());
                 return Err(api_key::duplicate_name(name.as_str(), revoked));
             }
             return Err(pg(e));
         }
-        Ok(IssuedKey { key: get(&c, name.as_str()).await?, secret: secret.into() })
+        Ok(IssuedKey { key: get(c, name.as_str()).await?, secret: secret.into() })
     }
 
     pub async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
-        let c = self.client().await?;
+        let conn = self.client().await?;
+        let c = &*conn;
         let sql = format!("SELECT {COLUMNS} FROM api_keys ORDER BY lower(name COLLATE \"C\"), id");
         let rows = c.query(&c.prepare_cached(&sql).await.map_err(pg)?, &[]).await.map_err(pg)?;
         rows.iter().map(from_row).collect()
     }
 
     pub async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
-        let c = self.client().await?;
+        let conn = self.client().await?;
+        let c = &*conn;
         let sql = format!(
             "UPDATE api_keys SET revoked_at = $2
              WHERE lower(name COLLATE \"C\") = lower($1 COLLATE \"C\") AND revoked_at IS NULL
              RETURNING {COLUMNS}"
         );
+        // One statement in autocommit: it may be applied once sent (see `crate::admission`).
+        WriteAdmission::begin_current()?;
         let row = c
             .query_opt(&c.prepare_cached(&sql).await.map_err(pg)?, &[&name, &Timestamp::now().to_string()])
             .await
             .map_err(pg)?;
         match row {
             Some(row) => from_row(&row),
-            None => Err(why_not_active(&c, name).await),
+            None => Err(why_not_active(c, name).await),
         }
     }
 
     pub async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
         let secret = api_key::generate();
-        let c = self.client().await?;
+        let conn = self.client().await?;
+        let c = &*conn;
         let sql = format!(
             "UPDATE api_keys SET hash = $2, prefix = $3, rotated_at = $4
              WHERE lower(name COLLATE \"C\") = lower($1 COLLATE \"C\") AND revoked_at IS NULL
              RETURNING {COLUMNS}"
         );
+        // One statement in autocommit: it may be applied once sent (see `crate::admission`).
+        WriteAdmission::begin_current()?;
         let row = c
             .query_opt(
                 &c.prepare_cached(&sql).await.map_err(pg)?,
@@ -105,7 +115,7 @@ impl PgStore {
             .map_err(pg)?;
         match row {
             Some(row) => Ok(IssuedKey { key: from_row(&row)?, secret: secret.into() }),
-            None => Err(why_not_active(&c, name).await),
+            None => Err(why_not_active(c, name).await),
         }
     }
 
@@ -113,8 +123,9 @@ impl PgStore {
     /// reads what is committed now, on any replica. (Looking a hash up through an index
     /// is not a constant-time comparison and need not be; see `src/store/keys.rs`.)
     pub async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
-        let c = self.client().await?;
-        let sql = "SELECT name, scope, revoked_at IS NOT NULL FROM api_keys WHERE hash = $1";
+        let conn = self.client().await?;
+        let c = &*conn;
+        let sql = "SELECT name, scope, revoked_at IS NOT NULL, id FROM api_keys WHERE hash = $1";
         let row = c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&&hash[..]]).await.map_err(pg)?;
         let Some(row) = row else { return Ok(KeyMatch::Unknown) };
         let name: String = col(&row, 0)?;
@@ -122,7 +133,7 @@ impl PgStore {
             return Ok(KeyMatch::Revoked { name });
         }
         let scope = col::<&str>(&row, 1)?.parse().map_err(Error::internal)?;
-        Ok(KeyMatch::Active(KeyHolder { name, scope }))
+        Ok(KeyMatch::Active(KeyHolder { id: col(&row, 3)?, name, scope }))
     }
 }
 

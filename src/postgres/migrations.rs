@@ -20,6 +20,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0008_orders_deleted.sql"),
     include_str!("../../migrations/postgres/0009_orders_placed_at.sql"),
     include_str!("../../migrations/postgres/0010_reports_scope.sql"),
+    include_str!("../../migrations/postgres/0011_idempotency_scoped_by_identity.sql"),
 ];
 
 /// The schema version this Petstore makes and understands.
@@ -35,6 +36,9 @@ pub(super) fn up_to(version: usize) -> &'static [&'static str] {
 /// ("petstore" in ASCII, as hex).
 const MIGRATION_LOCK: i64 = 0x7065_7473_746f_7265;
 
+/// Lifts the session limits for the rest of the transaction.
+pub(super) const UNLIMITED: &str = "SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = 0; SET LOCAL idle_in_transaction_session_timeout = 0";
+
 pub(super) async fn run(client: &mut Object, target: &PgTarget) -> Result<(), PgOpenError> {
     let database = || target.database().to_owned();
     let failed = |e: tokio_postgres::Error| PgOpenError::Migrate {
@@ -42,6 +46,9 @@ pub(super) async fn run(client: &mut Object, target: &PgTarget) -> Result<(), Pg
         detail: e.as_db_error().map(|db| db.message().to_owned()).unwrap_or_else(|| e.to_string()),
     };
     let tx = client.transaction().await.map_err(failed)?;
+    // The session limits bound requests (see `SessionLimits`); a migration is no request:
+    // it may rebuild a large table, and waits for another replica's migration to end.
+    tx.batch_execute(UNLIMITED).await.map_err(failed)?;
     tx.execute("SELECT pg_advisory_xact_lock($1::bigint)", &[&MIGRATION_LOCK]).await.map_err(failed)?;
     let found: i64 = if tx
         .query_one("SELECT to_regclass('schema_migrations') IS NOT NULL", &[])

@@ -14,16 +14,19 @@
 //! reads a row to decide what to write locks it first (`SELECT ... FOR UPDATE`), or is
 //! one conditional `UPDATE`, so that any number of replicas never decide on stale rows.
 //!
-//! A request that times out (`crate::store::WriteAdmission`): the edge drops the request's
-//! future at the timeout. A transaction not yet committed is then rolled back by
-//! tokio-postgres when its `Transaction` is dropped (the `ROLLBACK` goes out before the
-//! connection serves anything else), so nothing of it is applied. A `COMMIT` (or the
-//! order's one-statement fast path) already sent when the timeout strikes may still be
-//! applied, and the 408 then says `nothing was changed` because this store cannot mark the
-//! admission as begun: `WriteAdmission::current` and `begin` are private to `src/store/`.
-//! Making them `pub(crate)` would let `backend.rs` refuse to send a COMMIT once the
-//! admission is closed and mark it begun before sending; at a 30 s timeout against
-//! writes that take milliseconds, that window is small.
+//! A request that times out (`crate::WriteAdmission`): the edge answers 408 and drops the
+//! request's future. What PostgreSQL may still do for it is bounded three ways:
+//! - every write marks the request's admission begun just before it sends the step that
+//!   may apply it (a `COMMIT`, or the order's one statement in autocommit), and does not
+//!   send it once the admission is closed; so a 408 that says `nothing was changed` is
+//!   true, and one sent after that step says the change may have been applied;
+//! - a connection dropped with its request abandoned may still have a query running (a
+//!   statement waiting for a row lock, say): it is taken out of the pool, its query
+//!   cancelled and the connection closed ([`Conn`]), never handed to the next request,
+//!   which would wait behind that query; a transaction not committed is then rolled back;
+//! - every session has limits below the edge's timeout ([`SessionLimits`]): a statement
+//!   that nobody cancels (its replica was killed) ends by itself, and a backend whose
+//!   client has gone notices within a second.
 
 mod backend;
 mod categories;
@@ -47,14 +50,17 @@ mod types;
 
 use std::sync::Arc;
 
+use std::ops::{Deref, DerefMut};
+
 use deadpool_postgres::{Object, Pool};
 use tokio::sync::broadcast;
 
-pub use config::PgTarget;
+pub use config::{PgTarget, SessionLimits};
 pub use migrations::PG_SCHEMA_VERSION;
 
+use crate::admission::WriteAdmission;
 use crate::backend::Change;
-use crate::error::Error;
+use crate::error::{Error, ErrorCode};
 
 /// Connections in the pool of one replica. The server answers up to its connection cap at
 /// once, and each request holds a connection only for its statement or transaction, so
@@ -97,6 +103,10 @@ struct Inner {
     notifier: changes::Notifier,
     /// Commit notices passed on once the change feed is numbered (see `feed.rs`).
     feed: broadcast::Sender<Change>,
+    /// Whether idempotency records scoped by a secret may be left (schema 8): learnt at
+    /// connect and again after each hourly purge, so that once they have expired a
+    /// command's key costs no statement more.
+    by_secret: std::sync::atomic::AtomicBool,
     listener: tokio::task::JoinHandle<()>,
     notifying: tokio::task::JoinHandle<()>,
     sequencer: tokio::task::JoinHandle<()>,
@@ -117,6 +127,8 @@ impl PgStore {
         let pool = target.pool(POOL_SIZE).map_err(PgOpenError::Connect)?;
         let mut client = pool.get().await.map_err(|e| PgOpenError::Connect(describe_pool(target, e)))?;
         migrations::run(&mut client, target).await?;
+        let by_secret =
+            idempotency::any_by_secret(&client).await.map_err(|e| PgOpenError::Connect(e.to_string()))?;
         drop(client);
         let (changes, _) = broadcast::channel(256);
         let listener = changes::listen(target.clone(), changes.clone()).await?;
@@ -129,6 +141,7 @@ impl PgStore {
                 readers: readers::Readers::new(target.clone()),
                 target: target.clone(),
                 changes,
+                by_secret: by_secret.into(),
                 notifier,
                 feed,
                 listener,
@@ -157,12 +170,64 @@ impl PgStore {
         self.inner.feed.subscribe()
     }
 
-    /// A pooled connection.
-    async fn client(&self) -> crate::Result<Object> {
-        self.inner.pool.get().await.map_err(|e| match e {
+    /// A pooled connection, for the current request (if the task serves one).
+    async fn client(&self) -> crate::Result<Conn> {
+        let object = self.inner.pool.get().await.map_err(|e| match e {
             deadpool_postgres::PoolError::Backend(e) => pg(e),
             other => Error::internal(format!("no PostgreSQL connection: {other}")),
+        })?;
+        Ok(Conn {
+            object: Some(object),
+            admission: WriteAdmission::current(),
+            target: self.inner.target.clone(),
         })
+    }
+}
+
+/// A pooled connection held by a request. Dropped while its request is over (the edge
+/// timed it out and dropped the request's future), it may still have a query in flight,
+/// whose answer nobody reads: such a connection is taken out of the pool, its query
+/// cancelled and the connection closed, in the background. Handed back as it was, the next
+/// request would queue behind that query (a lock wait of minutes, on the pet of an
+/// operator's `psql` session) and time out in turn, whatever it asked for.
+pub(crate) struct Conn {
+    object: Option<Object>,
+    admission: Option<WriteAdmission>,
+    target: PgTarget,
+}
+
+impl Deref for Conn {
+    type Target = Object;
+    fn deref(&self) -> &Object {
+        self.object.as_ref().expect("a connection is held until it drops")
+    }
+}
+
+impl DerefMut for Conn {
+    fn deref_mut(&mut self) -> &mut Object {
+        self.object.as_mut().expect("a connection is held until it drops")
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if !self.admission.as_ref().is_some_and(WriteAdmission::is_closed) {
+            return;
+        }
+        let (Some(object), Ok(runtime)) = (self.object.take(), tokio::runtime::Handle::try_current()) else {
+            return;
+        };
+        // Out of the pool at once, so that no request is given it meanwhile.
+        let client = Object::take(object);
+        let cancel = client.cancel_token();
+        let tls = self.target.tls();
+        runtime.spawn(async move {
+            // A query that ended meanwhile makes this a no-op; the connection closes anyway.
+            if let Err(e) = cancel.cancel_query(tls).await {
+                tracing::warn!(error = %e, "could not cancel the query of an abandoned request");
+            }
+            drop(client);
+        });
     }
 }
 
@@ -182,9 +247,22 @@ fn describe_pool(target: &PgTarget, e: deadpool_postgres::PoolError) -> String {
 }
 
 /// An unexpected database failure: the details to the log, `internal` to the caller. The
-/// failures the shop expects (a name taken, a row gone) are mapped where they can happen.
+/// failures the shop expects (a name taken, a row gone) are mapped where they can happen;
+/// a session limit reached (see [`SessionLimits`]) is `busy`: the statement failed, its
+/// transaction is rolled back, nothing was changed and the request may be sent again.
 fn pg(e: tokio_postgres::Error) -> Error {
-    Error::internal(format!("PostgreSQL: {e}"))
+    use tokio_postgres::error::SqlState;
+    match e.code() {
+        Some(code) if *code == SqlState::LOCK_NOT_AVAILABLE => Error::new(
+            ErrorCode::Busy,
+            "another session held what this request needed to change for too long; nothing was changed, and the same request may be sent again",
+        ),
+        Some(code) if *code == SqlState::QUERY_CANCELED => Error::new(
+            ErrorCode::Busy,
+            "the database took too long over this request and stopped it; nothing was changed, and the same request may be sent again",
+        ),
+        _ => Error::internal(format!("PostgreSQL: {e}")),
+    }
 }
 
 /// Whether `e` is a violation of the unique constraint or index named `constraint`.

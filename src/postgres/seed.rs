@@ -30,6 +30,8 @@ pub(super) async fn seed(
 ) -> Result<SeedReport> {
     let now = Timestamp::now().to_string();
     let tx = client.transaction().await.map_err(pg)?;
+    // A seed of millions of pets runs for longer than any request may (`SessionLimits`).
+    tx.batch_execute(super::migrations::UNLIMITED).await.map_err(pg)?;
     let category_ids = ensure_categories(&tx, &now).await?;
     let rebuild = pets >= REBUILD_INDEXES_FROM;
     let indexes = if rebuild { drop_indexes_and_triggers(&tx).await? } else { Vec::new() };

@@ -596,3 +596,54 @@ async fn a_pet_by_id_is_read_again_after_its_shared_connections_were_cut() {
     }
     assert_eq!(store.get_pet(pet.id).await.unwrap(), pet);
 }
+
+/// Every session of the store is limited below the edge's timeout (`SessionLimits`), and a
+/// pooled connection dropped by a request the edge abandoned, its statement still running,
+/// is taken out of the pool with that statement cancelled. Before, it went back to the pool
+/// with its statement running (a lock wait of minutes, in the issue), and the next request
+/// given it waited behind that statement.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abandoned_requests_connection_has_its_statement_cancelled_and_leaves_the_pool() {
+    let Some(target) = database().await else { return };
+    let target = target.bounded_by(std::time::Duration::from_secs(90));
+    let store = PgStore::connect(&target).await.unwrap();
+    let c = store.client().await.unwrap();
+    let shown = |name: &'static str| {
+        let c = &c;
+        async move { c.query_one(&format!("SHOW {name}"), &[]).await.unwrap().get::<_, String>(0) }
+    };
+    assert_eq!(shown("lock_timeout").await, "30s");
+    assert_eq!(shown("statement_timeout").await, "1min");
+    assert_eq!(shown("idle_in_transaction_session_timeout").await, "1min");
+    assert_eq!(shown("client_connection_check_interval").await, "1s");
+    drop(c);
+    let pooled = store.inner.pool.status().size;
+
+    let admission = crate::WriteAdmission::new();
+    let mut request = Box::pin(admission.clone().scope(async {
+        let c = store.client().await.unwrap();
+        c.simple_query("SELECT pg_sleep(50) -- abandoned").await.map(|_| ())
+    }));
+    let (admin, connection) = target.connect().await.unwrap();
+    tokio::spawn(connection);
+    let running = || async {
+        let sql =
+            "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%-- abandoned' AND state = 'active'
+                     AND pid <> pg_backend_pid()";
+        admin.query_one(sql, &[]).await.unwrap().get::<_, i64>(0)
+    };
+    // The edge: the request is still running at its timeout, so its admission is closed
+    // and its future dropped.
+    assert!(tokio::time::timeout(std::time::Duration::from_millis(500), &mut request).await.is_err());
+    assert_eq!(running().await, 1, "the statement runs");
+    admission.close();
+    drop(request);
+    assert_eq!(store.inner.pool.status().size, pooled - 1, "the connection left the pool at once");
+
+    let mut waited = 0;
+    while running().await > 0 {
+        assert!(waited < 100, "the abandoned statement still runs after 10 s");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        waited += 1;
+    }
+}

@@ -217,6 +217,9 @@ impl Database for Store {
     async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage> {
         self.read(move |c| feed::since(c, since, limit)).await
     }
+    async fn move_idempotency_scopes(&self, moves: Vec<([u8; 32], [u8; 32])>) -> Result<u64> {
+        self.write_quietly(move |tx| super::idempotency::move_scopes(tx, &moves)).await
+    }
     async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64> {
         let before = Timestamp::from(before);
         let mut removed = 0;

@@ -114,6 +114,7 @@ fn run_once<T: Serialize + DeserializeOwned>(
     now: DateTime<Utc>,
     command: impl FnOnce(&Connection) -> Result<T>,
 ) -> Result<Once<T>> {
+    adopt(conn, key)?;
     if let Some(first) = find(conn, key, now)? {
         return idempotency::replay(key, &first, request);
     }
@@ -137,6 +138,34 @@ fn attempt<T>(conn: &Connection, command: impl FnOnce(&Connection) -> Result<T>)
             Ok(Err(refusal))
         }
     }
+}
+
+/// Moves the key's record kept under the scope of its client's secret, from before keys
+/// were scoped by identity, to the identity's scope: once the client's key has been
+/// rotated only the identity will know it. (The secret is needed to recognise such a
+/// record, so no migration can move them all at once; they expire within the window.)
+fn adopt(conn: &Connection, key: &IdempotencyKey) -> Result<()> {
+    if let Some(secret_scope) = key.secret_scope() {
+        conn.prepare_cached(
+            "UPDATE OR IGNORE idempotency_keys SET scope = ?1, by_secret = 0
+             WHERE scope = ?2 AND key = ?3 AND by_secret",
+        )?
+        .execute(params![&key.scope()[..], &secret_scope[..], key.key()])?;
+    }
+    Ok(())
+}
+
+/// Moves every record of each `(from, to)` scope pair, but a key `to` holds already.
+pub(super) fn move_scopes(conn: &Connection, moves: &[([u8; 32], [u8; 32])]) -> Result<u64> {
+    let mut moved = 0;
+    for (from, to) in moves {
+        moved += conn
+            .prepare_cached(
+                "UPDATE OR IGNORE idempotency_keys SET scope = ?2, by_secret = 0 WHERE scope = ?1 AND by_secret",
+            )?
+            .execute(params![&from[..], &to[..]])? as u64;
+    }
+    Ok(moved)
 }
 
 fn find(conn: &Connection, key: &IdempotencyKey, now: DateTime<Utc>) -> Result<Option<Record>> {

@@ -118,16 +118,16 @@ fn find(conn: &Connection, hash: &[u8; 32]) -> Result<KeyMatch> {
     // be: timing could at most tell how many leading bytes of SHA-256(guess) match a stored
     // hash, which says nothing about any secret.
     let row = conn
-        .prepare_cached("SELECT name, scope, revoked_at IS NOT NULL FROM api_keys WHERE hash = ?1")?
+        .prepare_cached("SELECT name, scope, revoked_at IS NOT NULL, id FROM api_keys WHERE hash = ?1")?
         .query_row([&hash[..]], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, bool>(2)?))
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, bool>(2)?, r.get::<_, i64>(3)?))
         })
         .optional()?;
     Ok(match row {
         None => KeyMatch::Unknown,
-        Some((name, _, true)) => KeyMatch::Revoked { name },
-        Some((name, scope, false)) => {
-            KeyMatch::Active(KeyHolder { name, scope: scope.parse().map_err(Error::internal)? })
+        Some((name, _, true, _)) => KeyMatch::Revoked { name },
+        Some((name, scope, false, id)) => {
+            KeyMatch::Active(KeyHolder { id, name, scope: scope.parse().map_err(Error::internal)? })
         }
     })
 }

@@ -39,7 +39,7 @@ pub use crate::api_key::{IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope, Secret}
 pub use crate::backend::Change;
 pub use crate::idempotency::{IdempotencyKey, KEY_LIFETIME, Placed};
 pub use backup::{RestoreError, Restored, restore};
-pub use engine::{OpenError, SCHEMA_VERSION, WriteAdmission, migrations};
+pub use engine::{OpenError, SCHEMA_VERSION, migrations};
 pub use mirror::{Missing, Put, Queued, Sent};
 
 use crate::error::Result;

@@ -11,6 +11,10 @@ use serde_json::{Value, json};
 use tokio::sync::Barrier;
 use tokio::task::JoinSet;
 
+use petstore::api::KeyRing;
+use petstore::api_key::Scope;
+use petstore::domain::Name;
+
 use crate::support::{
     Engine, KEY, OTHER_KEY, Reply, TestApp, settable_clock, spawn_app, spawn_app_configured,
 };
@@ -342,4 +346,100 @@ async fn the_documented_pattern_is_exactly_what_the_server_accepts() {
         if documented { accepted += 1 } else { refused += 1 }
     }
     assert!(accepted > 20 && refused > 20, "{accepted} accepted, {refused} refused");
+}
+
+/// `body` ordered under the idempotency key `key` by the client holding the API key `secret`.
+async fn order_as(app: &TestApp, secret: &str, key: &str, body: &str) -> Reply {
+    let request = app
+        .anonymous(Method::POST, "/store/orders")
+        .bearer_auth(secret)
+        .header("content-type", "application/json")
+        .header("idempotency-key", key)
+        .body(body.to_owned());
+    app.send(request).await
+}
+
+/// A till replays an unsure sale after its API key was rotated: the same client, so the
+/// same request, answered with the first order and nothing placed again. Before, keys were
+/// scoped by the secret: the retry was placed anew (201 with a new id; stock 96, not 98).
+#[tokio::test]
+async fn a_retry_after_the_api_key_was_rotated_is_the_same_request() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 100).await;
+    let body = format!(r#"{{"petId": {pet}, "quantity": 2}}"#);
+    let admin = app.db.open().await;
+    let till = admin.create_key(Name::parse("till").unwrap(), Scope::Write).await.unwrap();
+
+    let first = order_as(&app, till.secret.expose(), "sale-1", &body).await;
+    assert_eq!(first.status, 201, "{:?}", first.body);
+    let rotated = admin.rotate_key("till").await.unwrap();
+    let retry = order_as(&app, rotated.secret.expose(), "sale-1", &body).await;
+    assert_eq!(response(&retry), response(&first), "the rotated key's retry is the first order");
+    assert_eq!((orders_placed(&app).await, stock(&app, pet).await), (1, 98));
+
+    // Another named key's "sale-1" is still its own.
+    let printer = admin.create_key(Name::parse("printer").unwrap(), Scope::Write).await.unwrap();
+    let theirs = order_as(&app, printer.secret.expose(), "sale-1", &body).await;
+    assert_eq!(theirs.status, 201, "{:?}", theirs.body);
+    assert_ne!(theirs.body["id"], first.body["id"]);
+
+    // The operator's key made anew (a new PETSTORE_API_KEY, the app's local key
+    // regenerated): the server that holds it is the same operator.
+    let operators = order_as(&app, KEY, "sale-2", &body).await;
+    assert_eq!(operators.status, 201, "{:?}", operators.body);
+    const NEW_KEY: &str = "new-operator-key-0123456789abcdefghij";
+    let renewed = app.replica_configured(|config| config.keys = KeyRing::from_secrets([NEW_KEY])).await;
+    let retry = order_as(&renewed, NEW_KEY, "sale-2", &body).await;
+    assert_eq!(response(&retry), response(&operators), "the new operator key's retry");
+    assert_eq!((orders_placed(&app).await, stock(&app, pet).await), (3, 94));
+}
+
+/// Records kept before keys were scoped by identity are scoped by a hash of the secret
+/// (what the server kept until schema 11 on SQLite and 7 on PostgreSQL). A named key's
+/// record moves to its identity at the client's next use of that key; the operator's, as
+/// the server starts with that key. A retry after a rotation then still finds either.
+#[tokio::test]
+async fn records_kept_under_the_secret_before_the_upgrade_are_found_after_a_rotation() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 100).await;
+    let body = format!(r#"{{"petId": {pet}}}"#);
+    let admin = app.db.open().await;
+    let till = admin.create_key(Name::parse("till").unwrap(), Scope::Write).await.unwrap();
+    let tills = order_as(&app, till.secret.expose(), "till-before", &body).await;
+    let operators = order_as(&app, KEY, "operator-before", &body).await;
+    assert_eq!((tills.status.as_u16(), operators.status.as_u16()), (201, 201));
+
+    // The records as the server before the upgrade kept them, marked by the upgrade's
+    // migration (SQLite 0012, PostgreSQL 0008).
+    for (secret, key) in [(till.secret.expose(), "till-before"), (KEY, "operator-before")] {
+        let scope = hex(&petstore::idempotency::secret_scope(secret));
+        let (scope, marked) = match app.db.engine() {
+            Engine::Sqlite => (format!("X'{scope}'"), "1"),
+            Engine::Postgres => (format!("'\\x{scope}'::bytea"), "true"),
+        };
+        let sql = format!(
+            "UPDATE idempotency_keys SET scope = {scope}, by_secret = {marked} WHERE key = '{key}' RETURNING id"
+        );
+        assert_eq!(app.db.query(&sql).len(), 1, "{sql}");
+    }
+
+    // The server started again after the upgrade, with the operator's key; the till's next
+    // use of its key.
+    let upgraded = app.replica().await;
+    let again = order_as(&upgraded, till.secret.expose(), "till-before", &body).await;
+    assert_eq!(response(&again), response(&tills));
+
+    let rotated = admin.rotate_key("till").await.unwrap();
+    assert_eq!(
+        response(&order_as(&app, rotated.secret.expose(), "till-before", &body).await),
+        response(&tills)
+    );
+    const NEW_KEY: &str = "new-operator-key-0123456789abcdefghij";
+    let renewed = app.replica_configured(|config| config.keys = KeyRing::from_secrets([NEW_KEY])).await;
+    assert_eq!(response(&order_as(&renewed, NEW_KEY, "operator-before", &body).await), response(&operators));
+    assert_eq!((orders_placed(&app).await, stock(&app, pet).await), (2, 98));
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -16,8 +16,8 @@ use crate::support::database::{one, stocked};
 
 /// Schema versions no released Petstore ever made: migrations 0002 and 0003 landed together
 /// (9c0e5db), so no Petstore ever made a database at version 2; issue 30's migrations from
-/// 0013 on landed with 0012 in one submission, whose last version has the fixture.
-const NEVER_RELEASED: &[usize] = &[2, 13];
+/// 0013 on landed with 0012 in one submission (12 has a fixture, as does the last).
+const NEVER_RELEASED: &[usize] = &[2, 13, 14];
 
 /// What one fixture holds, as recorded when it was made.
 struct Fixture {
@@ -319,6 +319,7 @@ async fn upgrade_from(version: usize) {
     check_keys(&store, fixture).await;
     let last_change = fixture.changes + i64::from(!unshipped.is_empty());
     check_usable(&store, &path, fixture, last_change as u64).await;
+    check_idempotency_replays(&store, fixture).await;
     drop(store);
     // Reopening an upgraded database migrates nothing more and still works.
     let again = Store::open(&path).unwrap();
@@ -445,7 +446,7 @@ async fn check_keys(store: &Store, f: &Fixture) {
         if key.revoked {
             assert_eq!(found, KeyMatch::Revoked { name: key.name.to_owned() }, "{file}: {}", key.name);
         } else {
-            let KeyMatch::Active(KeyHolder { name, scope }) = found else {
+            let KeyMatch::Active(KeyHolder { name, scope, .. }) = found else {
                 panic!("{file}: the secret of {} no longer works: {found:?}", key.name)
             };
             assert_eq!((name.as_str(), scope.as_str()), (key.name, key.scope), "{file}");
@@ -455,6 +456,62 @@ async fn check_keys(store: &Store, f: &Fixture) {
             assert_eq!(found, KeyMatch::Unknown, "{file}: {}'s secret from before its rotation", key.name);
         }
     }
+}
+
+/// The fixture's operator key, with which `make-schema.sh` placed its keyed orders.
+const FIXTURE_KEY: &str = "fixture-key-0123456789abcdefghijkl";
+
+/// The orders placed with an `Idempotency-Key` before the upgrade are still known after it,
+/// to the key's identity (the operator's key, whatever its secret becomes): the server
+/// moves the records its operator key kept, as it starts (`Application::bind`), and a
+/// retry of each then replays its first response and places nothing.
+async fn check_idempotency_replays(store: &Store, f: &Fixture) {
+    let file = file_of(f.version);
+    let moved = store
+        .move_idempotency_scopes(petstore::api::KeyRing::from_secrets([FIXTURE_KEY]).idempotency_moves())
+        .await
+        .unwrap();
+    // Migration 0015 scoped the records by identity.
+    let scoped_by_secret = f.version < 15;
+    assert_eq!(moved as usize, if scoped_by_secret { f.idempotency.len() } else { 0 }, "{file}");
+    let orders = store.list_orders(Default::default(), Page::new(100, 0).unwrap()).await.unwrap().total;
+    let conn = Connection::open(store.path()).unwrap();
+    for (key, status) in f.idempotency {
+        // The order asked for, from the first response (the refused one names its pet).
+        let (body, expires_at): (String, i64) = conn
+            .query_row("SELECT body, expires_at FROM idempotency_keys WHERE key = ?1", [key], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        // Within the record's window, whenever the fixture was made.
+        let now = chrono::DateTime::from_timestamp(expires_at - 60, 0).unwrap();
+        let first: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let pet = first["petId"].as_i64().or_else(|| {
+            let message = first["message"].as_str()?;
+            message.split(|c: char| !c.is_ascii_digit()).find(|n| !n.is_empty())?.parse().ok()
+        });
+        let new = NewOrder {
+            customer_name: None,
+            customer_phone: None,
+            note: None,
+            pet_id: PetId::try_from(pet.unwrap_or_else(|| panic!("{file}: no pet in {body}"))).unwrap(),
+            quantity: Quantity::try_from(1).unwrap(),
+            ship_date: None,
+            complete: false,
+            placed_at: None,
+        };
+        let identity = petstore::api_key::KeyIdentity::Operator(0).label();
+        let idempotency_key = petstore::idempotency::IdempotencyKey::new(&identity, key).unwrap();
+        let replay = store.place_order_once(idempotency_key, new, now).await.unwrap();
+        assert!(replay.replayed, "{file}: {key} was placed again, not replayed");
+        let replayed_status = match replay.outcome {
+            Ok(_) => 201,
+            Err(e) => i64::from(e.code.status()),
+        };
+        assert_eq!(replayed_status, *status, "{file}: {key}");
+    }
+    let after = store.list_orders(Default::default(), Page::new(100, 0).unwrap()).await.unwrap().total;
+    assert_eq!(after, orders, "{file}: nothing placed by the retries");
 }
 
 /// The migrated data works through the store: read, order, complete; the stock + ordered

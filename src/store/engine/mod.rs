@@ -8,7 +8,7 @@
 //!   when a connection is free (never waiting on a lock there; see `readers.rs`);
 //! - [`Engine::write`]: one write in its own savepoint of the writer's next group,
 //!   answered once the group is committed; begun only while its request's
-//!   [`WriteAdmission`] is open (`admission.rs`);
+//!   [`WriteAdmission`] is open (`src/admission.rs`, shared with PostgreSQL);
 //! - [`Engine::exclusive`]: the write connection alone, outside any transaction (seed,
 //!   key changes that run their own transaction);
 //! - [`Engine::subscribe`]: the committed changes, for whoever shows the data.
@@ -59,7 +59,6 @@
 //! | mimalloc in the server | `bin/petstore-server/main.rs` | landed with the other allocation cuts of commit be8b7c3, not measured alone | remove the `#[global_allocator]` |
 //! | the request span and access line only at `RUST_LOG=debug` (a 5xx always logged) | `api/middleware.rs` | landed with commit 666e461, not measured alone | `RUST_LOG=debug` |
 
-mod admission;
 mod checkpointer;
 mod connection;
 mod files;
@@ -72,12 +71,12 @@ use std::sync::Arc;
 use rusqlite::Connection;
 use tokio::sync::broadcast;
 
-pub use admission::WriteAdmission;
 pub(super) use connection::open_writer;
 pub use connection::{OpenError, SCHEMA_VERSION, migrations};
 pub(super) use files::with_suffix;
 pub(super) use readers::Snapshot;
 
+use crate::admission::WriteAdmission;
 use crate::backend::Change;
 use crate::error::{Error, Result};
 

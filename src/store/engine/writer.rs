@@ -15,11 +15,11 @@ use std::time::Duration;
 use rusqlite::Connection;
 use tokio::sync::oneshot;
 
-use super::admission::WriteAdmission;
 use super::checkpointer::{self, Nudge};
 use super::connection;
 use super::readers::Readers;
-use crate::error::{Error, ErrorCode, Result};
+use crate::admission::{WriteAdmission, request_over};
+use crate::error::{Error, Result};
 
 /// The most writes committed together: enough to cover every connection of a busy server
 /// at once, small enough that the first caller of a group never waits long for the last.
@@ -211,12 +211,6 @@ pub(super) fn writer_gone() -> Error {
 
 fn rolled_back() -> Error {
     Error::internal("the transaction was rolled back by the database")
-}
-
-/// Nobody waits for this answer: the request's edge answered it already. Not an internal
-/// error (which is logged as one): a timeout dropping a queued write is expected.
-fn request_over() -> Error {
-    Error::new(ErrorCode::RequestTimeout, "the request was over before its write began; nothing was changed")
 }
 
 fn panicked() -> Error {

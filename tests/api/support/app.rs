@@ -85,15 +85,21 @@ pub async fn spawn_sqlite_app_configured(configure: impl FnOnce(&mut ServerConfi
     serve(TestDb::sqlite(), configure).await
 }
 
+/// A server on PostgreSQL whatever the engine under test, for the tests about PostgreSQL
+/// itself (its row locks, its sessions).
+pub async fn spawn_postgres_app_configured(configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
+    serve(TestDb::postgres(), configure).await
+}
+
 pub async fn spawn_sqlite_app() -> TestApp {
     spawn_sqlite_app_configured(|_| {}).await
 }
 
 async fn serve(db: TestDb, configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
-    let store = db.open().await;
     let mut config =
         ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([KEY, OTHER_KEY]));
     configure(&mut config);
+    let store = db.open_for_edge(config.request_timeout).await;
     let app = Application::bind(store, config).await.unwrap();
     let addr = app.local_addr();
     let (tx, rx) = oneshot::channel();
@@ -118,6 +124,11 @@ impl TestApp {
     /// (or another process on the same SQLite file).
     pub async fn replica(&self) -> TestApp {
         serve(self.db.clone(), |_| {}).await
+    }
+
+    /// [`TestApp::replica`] with the test's own settings, e.g. other operator keys.
+    pub async fn replica_configured(&self, configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
+        serve(self.db.clone(), configure).await
     }
 
     /// A request with the right key.

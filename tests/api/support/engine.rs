@@ -102,10 +102,16 @@ impl TestDb {
     /// A store on this database, as another process (the CLI, a second server) would open
     /// it; on PostgreSQL the first one runs the migrations.
     pub async fn open(&self) -> Arc<dyn Database> {
+        self.open_for_edge(petstore::server::DEFAULT_REQUEST_TIMEOUT).await
+    }
+
+    /// [`TestDb::open`] for a server whose request timeout is `edge`: on PostgreSQL every
+    /// session's limits are set below it, as `petstore-server` sets them.
+    pub async fn open_for_edge(&self, edge: std::time::Duration) -> Arc<dyn Database> {
         match self {
             Self::Sqlite { path, .. } => Arc::new(Store::open(path).unwrap()),
             Self::Postgres(db) => {
-                let target = PgTarget::parse(&db.url).unwrap();
+                let target = PgTarget::parse(&db.url).unwrap().bounded_by(edge);
                 let store = PgStore::connect(&target).await.unwrap_or_else(|e| panic!("{}: {e}", db.url));
                 Arc::new(store)
             }
