@@ -15,7 +15,9 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::api::{self, AppState, FailedAuth, FailureLimit, HostPolicy, KeyRing, Shared};
+use crate::api::{
+    self, AppState, FailedAuth, FailureLimit, HostPolicy, KeyRing, Shared, StreamLimits, Streams,
+};
 use crate::backend::Database;
 use crate::clock::Clock;
 
@@ -34,6 +36,8 @@ pub struct ServerConfig {
     pub change_retention: Duration,
     /// How long an `Idempotency-Key` is kept: a retry within it is answered, not placed.
     pub idempotency_window: Duration,
+    /// How many change-feed streams may be open, and for how long (`api/streams.rs`).
+    pub streams: StreamLimits,
 }
 
 /// The change feed's retention and the idempotency window unless configured: a week, so a
@@ -55,6 +59,7 @@ impl ServerConfig {
             failed_auth: FailureLimit::default(),
             change_retention: DEFAULT_WINDOW,
             idempotency_window: DEFAULT_WINDOW,
+            streams: StreamLimits::default(),
         }
     }
 }
@@ -77,6 +82,7 @@ pub struct Application {
     max_connections: usize,
     store: Arc<dyn Database>,
     change_retention: Duration,
+    streams: Arc<Streams>,
     /// Set at shutdown (see [`Shared::stopping`]).
     stopping: watch::Sender<bool>,
 }
@@ -98,6 +104,11 @@ impl Application {
             hosts.push(addr.ip().to_string());
         }
         let (stopping, stopping_seen) = watch::channel(false);
+        // Streams hold their connections: at most half of them, so that everything else
+        // (the operator's `/health`, the tills' sales) always finds room.
+        let mut limits = config.streams;
+        limits.overall = limits.overall.min(max_connections / 2).max(1);
+        let streams = Arc::new(Streams::new(limits));
         let idempotency_window = chrono::TimeDelta::from_std(config.idempotency_window)
             .map_err(|_| ServeError::Config("the idempotency window is too long".into()))?;
         let state = AppState::new(Shared {
@@ -107,6 +118,7 @@ impl Application {
             clock: config.clock,
             failures: Arc::new(FailedAuth::new(config.failed_auth)),
             stopping: stopping_seen,
+            streams: streams.clone(),
             idempotency_window,
         });
         Ok(Self {
@@ -116,6 +128,7 @@ impl Application {
             max_connections,
             store,
             change_retention: config.change_retention,
+            streams,
             stopping,
         })
     }
@@ -129,7 +142,8 @@ impl Application {
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) {
         tracing::info!(addr = %self.addr, max_connections = self.max_connections, "serving the Petstore API");
         let purging =
-            tokio::spawn(purge_changes(self.store, self.change_retention, self.stopping.subscribe()));
+            tokio::spawn(purge_changes(self.store.clone(), self.change_retention, self.stopping.subscribe()));
+        let checking = tokio::spawn(check_stream_keys(self.streams, self.store, self.stopping.subscribe()));
         let stopping = self.stopping;
         let shutdown = async move {
             shutdown.await;
@@ -139,6 +153,27 @@ impl Application {
         };
         connections::serve(self.listener, self.service, self.max_connections, shutdown).await;
         purging.abort();
+        checking.abort();
+    }
+}
+
+/// Ends the event streams of revoked or rotated keys within a second, even when no change
+/// comes (a change is checked for before it is sent, see `api/streams.rs`).
+async fn check_stream_keys(
+    streams: Arc<Streams>,
+    store: Arc<dyn Database>,
+    mut stopping: watch::Receiver<bool>,
+) {
+    let mut every = tokio::time::interval(Duration::from_secs(1));
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = stopping.wait_for(|stopping| *stopping) => return,
+        }
+        if let Err(error) = streams.check_keys(store.as_ref()).await {
+            tracing::warn!(%error, "checking the keys of the event streams failed; trying again in a second");
+        }
     }
 }
 

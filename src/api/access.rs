@@ -151,13 +151,18 @@ pub(super) fn first_look(req: &Request, keys: &KeyRing) -> FirstLook {
     if keys.accepts(&presented) { FirstLook::Operator } else { FirstLook::Named(presented) }
 }
 
+/// The name of the named key a request came with, once checked: left in the request's
+/// extensions for the operations that keep going (an event stream ends with its key).
+#[derive(Debug, Clone)]
+pub(super) struct NamedKey(pub String);
+
 /// The key check's second step: the named key with the hash `presented` must be active,
-/// and a `read` key may only read.
+/// and a `read` key may only read. Answers the key's name.
 pub(super) async fn check_named(
     store: &dyn Database,
     presented: [u8; 32],
     method: &Method,
-) -> Result<(), Refusal> {
+) -> Result<NamedKey, Refusal> {
     let holder = match store.find_key(presented).await.map_err(Refusal::Failed)? {
         KeyMatch::Active(key) => {
             tracing::debug!(key = %key.name, scope = %key.scope, "authenticated with a named key");
@@ -170,7 +175,7 @@ pub(super) async fn check_named(
         KeyMatch::Unknown => return Err(Refusal::WrongKey("the API key is not valid")),
     };
     if holder.scope.can_write() || method == Method::GET || method == Method::HEAD {
-        Ok(())
+        Ok(NamedKey(holder.name))
     } else {
         Err(Refusal::ReadOnly(holder))
     }

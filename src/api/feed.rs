@@ -8,18 +8,22 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Json;
-use axum::extract::State;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, Method};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use futures_util::Stream;
 use tokio::sync::{broadcast, watch};
 
 use super::Routes;
+use super::access::NamedKey;
 use super::error::{ApiError, ApiResult};
 use super::extract::Params;
 use super::state::AppState;
+use super::streams::{StreamKey, Streams, Ticket};
 use crate::backend::{Change, Database};
 use crate::domain::{FEED_MAX_LIMIT, FeedChange, feed_limit, feed_position};
 use crate::error::Error;
@@ -52,8 +56,21 @@ async fn changes(State(s): State<AppState>, params: Params) -> ApiResult<impl In
     Ok(Json(s.store.changes_since(since, limit).await?))
 }
 
-async fn events(State(s): State<AppState>, headers: HeaderMap, params: Params) -> ApiResult<Response> {
+async fn events(
+    State(s): State<AppState>,
+    key: Option<Extension<NamedKey>>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+    params: Params,
+) -> ApiResult<Response> {
     params.allow(&["since"])?;
+    let key = key.map_or(StreamKey::Operator, |Extension(NamedKey(name))| StreamKey::Named(name));
+    let address = peer.map_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED), |Extension(ConnectInfo(peer))| peer.ip());
+    // Admitted first: a refused stream costs the database nothing.
+    let ticket = match s.streams.admit(key, address) {
+        Ok(ticket) => ticket,
+        Err(refused) => return Ok(refused.into_response()),
+    };
     // Subscribed before the first read: a commit between the read and the wait is heard.
     let notices = s.store.feed_notices();
     let resumed = match headers.get("last-event-id") {
@@ -74,6 +91,8 @@ async fn events(State(s): State<AppState>, headers: HeaderMap, params: Params) -
         notices,
         stopping: s.stopping.clone(),
         ended: false,
+        streams: s.streams.clone(),
+        ticket,
     };
     Ok(Sse::new(follower.into_stream())
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE_EVERY))
@@ -89,6 +108,9 @@ struct Follower {
     /// Set when the server shuts down: the stream ends, so the connection can close.
     stopping: watch::Receiver<bool>,
     ended: bool,
+    streams: Arc<Streams>,
+    /// Its place among the streams: it ends with its lifetime, or when its key is revoked.
+    ticket: Ticket,
 }
 
 impl Follower {
@@ -102,7 +124,7 @@ impl Follower {
     /// The next event, or `None` when the stream ends.
     async fn next(&mut self) -> Option<Event> {
         loop {
-            if self.ended {
+            if self.ended || self.ticket.revoked() {
                 return None;
             }
             if let Some(change) = self.pending.pop_front() {
@@ -110,6 +132,14 @@ impl Follower {
             }
             match self.store.changes_since(self.since, FEED_MAX_LIMIT).await {
                 Ok(page) if !page.changes.is_empty() => {
+                    // A key revoked before these changes were read sees none of them.
+                    if self.streams.any_named() && self.streams.check_keys(self.store.as_ref()).await.is_err()
+                    {
+                        self.ended = true;
+                    }
+                    if self.ticket.revoked() || self.ended {
+                        return None;
+                    }
                     self.since = page.next;
                     self.pending.extend(page.changes);
                     continue;
@@ -131,6 +161,9 @@ impl Follower {
                 }
                 () = tokio::time::sleep(POLL_EVERY) => {}
                 _ = self.stopping.wait_for(|stopping| *stopping) => return None,
+                // The client resumes with Last-Event-ID.
+                () = tokio::time::sleep_until(self.ticket.ends_at) => return None,
+                () = self.ticket.wait_revoked() => return None,
             }
         }
     }

@@ -315,6 +315,7 @@ mod tests {
             clock: Clock::system(),
             failures: Default::default(),
             stopping: tokio::sync::watch::channel(false).1,
+            streams: Arc::new(crate::api::Streams::new(Default::default())),
             idempotency_window: crate::idempotency::KEY_LIFETIME,
         })
     }

@@ -22,6 +22,7 @@ mod require_key;
 mod service;
 mod settings;
 mod state;
+mod streams;
 
 use std::time::Duration;
 
@@ -37,6 +38,7 @@ pub use extract::{BODY_LIMIT, parse_body};
 pub use failures::{FailedAuth, FailureLimit};
 pub use middleware::{Answer, ApiService};
 pub use state::{AppState, Shared};
+pub use streams::{StreamLimits, Streams};
 
 /// One operation the router serves, as the OpenAPI document names it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

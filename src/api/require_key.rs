@@ -63,7 +63,11 @@ where
         KeyFuture::LookUp {
             future: Box::pin(async move {
                 match access::check_named(state.store.as_ref(), presented, req.method()).await {
-                    Ok(()) => inner.call(req).await.unwrap_or_else(|never| match never {}),
+                    Ok(named) => {
+                        let mut req = req;
+                        req.extensions_mut().insert(named);
+                        inner.call(req).await.unwrap_or_else(|never| match never {})
+                    }
                     Err(refusal) => access::refuse(&state.failures, state.clock.now(), &req, refusal),
                 }
             }),

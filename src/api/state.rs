@@ -25,6 +25,8 @@ pub struct Shared {
     /// True once the server is shutting down: answers that would go on forever (the event
     /// stream) end, so that their connections can close.
     pub stopping: tokio::sync::watch::Receiver<bool>,
+    /// The open event streams, and their limits.
+    pub streams: Arc<super::streams::Streams>,
     /// How long an `Idempotency-Key` is kept.
     pub idempotency_window: chrono::TimeDelta,
 }

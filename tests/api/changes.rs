@@ -12,7 +12,7 @@ use petstore::api_key::Scope;
 use petstore::domain::{Action, Entity, Name};
 use petstore::error::ErrorCode;
 
-use crate::support::{KEY, TestApp, spawn_app};
+use crate::support::{KEY, TestApp, spawn_app, spawn_app_configured};
 
 /// `(entity, id, action)` of each change, for comparing runs of the feed.
 fn what(changes: &Value) -> Vec<(String, i64, String)> {
@@ -242,7 +242,18 @@ struct Event {
 
 impl Events {
     async fn open(app: &TestApp, last_event_id: Option<u64>, query: &str) -> Self {
-        let mut request = app.http.get(format!("{}/events{query}", app.base_url)).bearer_auth(KEY);
+        Self::open_with(app, &app.http, KEY, last_event_id, query).await
+    }
+
+    /// A stream opened by `http` (from its own address) with `key`.
+    async fn open_with(
+        app: &TestApp,
+        http: &reqwest::Client,
+        key: &str,
+        last_event_id: Option<u64>,
+        query: &str,
+    ) -> Self {
+        let mut request = http.get(format!("{}/events{query}", app.base_url)).bearer_auth(key);
         if let Some(id) = last_event_id {
             request = request.header("last-event-id", id.to_string());
         }
@@ -384,4 +395,117 @@ async fn the_clients_follower_says_gone_for_a_position_the_feed_no_longer_has() 
     let bad_key = petstore::client::Client::new(&app.base_url, "not-the-key-0123456789").unwrap();
     let refused = bad_key.follow(None).next().await.unwrap_err();
     assert_eq!(refused.code, ErrorCode::Unauthorized);
+}
+
+/// A client whose connections come from `address` (any of 127.0.0.0/8 is this machine).
+fn client_from(address: &str) -> reqwest::Client {
+    reqwest::Client::builder().local_address(address.parse::<std::net::IpAddr>().unwrap()).build().unwrap()
+}
+
+#[tokio::test]
+async fn a_revoked_keys_stream_ends_and_gets_no_change_made_after_the_revocation() {
+    let app = spawn_app().await;
+    let store = app.db.open().await;
+    let reader = store.create_key(Name::parse("till").unwrap(), Scope::Read).await.unwrap();
+    let mut events = Events::open_with(&app, &app.http, reader.secret.expose(), None, "").await;
+    let birds = app.category("Birds").await;
+    let seen = events.next(Duration::from_secs(5)).await.expect("a change while the key is good");
+    assert_eq!(what(&json!([seen.data])), [change("category", birds, "created")]);
+
+    store.revoke_key("till").await.unwrap();
+    app.category("Fish").await;
+    app.category("Cats").await;
+    // The stream ends (within a second or so); not one change made after the revocation
+    // reaches it first.
+    let after = events.next(Duration::from_secs(10)).await;
+    assert!(after.is_none(), "a revoked key's stream got {after:?}");
+    // And the key opens no new stream.
+    let again = app.send(app.anonymous(Method::GET, "/events").bearer_auth(reader.secret.expose())).await;
+    assert_eq!(again.status, 401);
+}
+
+#[tokio::test]
+async fn a_revoked_keys_quiet_stream_ends_too() {
+    let app = spawn_app().await;
+    let store = app.db.open().await;
+    let reader = store.create_key(Name::parse("till").unwrap(), Scope::Read).await.unwrap();
+    let mut events = Events::open_with(&app, &app.http, reader.secret.expose(), None, "").await;
+    store.revoke_key("till").await.unwrap();
+    // Nothing changes: the stream ends anyway, rather than at its keep-alive or lifetime.
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while events.response.chunk().await.is_ok_and(|chunk| chunk.is_some()) {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the stream of a revoked key stayed open");
+}
+
+#[tokio::test]
+async fn streams_are_capped_overall_per_key_and_per_address_and_the_operator_is_still_answered() {
+    // The figure was 10,000 streams of one read key, and /health with the operator's
+    // key unanswered 30 times of 30. The same at a small scale: caps of 6 overall, 2 per key
+    // and 3 per address, and many times as many streams asked for.
+    let app = spawn_app_configured(|config| {
+        config.streams.overall = 6;
+        config.streams.per_key = 2;
+        config.streams.per_address = 3;
+    })
+    .await;
+    let store = app.db.open().await;
+    let reader = store.create_key(Name::parse("reporting").unwrap(), Scope::Read).await.unwrap();
+    let (two, three) = (client_from("127.0.0.2"), client_from("127.0.0.3"));
+    // Refusals come to `app.http`, from 127.0.0.1, and are checked against the document.
+    let refused = async |key: &str| {
+        let reply = app.send(app.anonymous(Method::GET, "/events").bearer_auth(key)).await;
+        let retry = reply.header("retry-after").parse::<u64>().unwrap_or(0);
+        assert!(retry > 0, "Retry-After {:?}", reply.header("retry-after"));
+        (reply.status.as_u16(), reply.code().to_owned())
+    };
+
+    let mut held = Vec::new();
+    held.push(Events::open_with(&app, &two, reader.secret.expose(), None, "").await);
+    held.push(Events::open_with(&app, &three, reader.secret.expose(), None, "").await);
+    assert_eq!(refused(reader.secret.expose()).await, (429, "rate_limited".into()), "per key");
+    for _ in 0..3 {
+        held.push(Events::open_with(&app, &app.http, KEY, None, "").await);
+    }
+    assert_eq!(refused(KEY).await, (429, "rate_limited".into()), "per address");
+    held.push(Events::open_with(&app, &two, KEY, None, "").await);
+    for _ in 0..40 {
+        assert_eq!(refused(KEY).await, (503, "busy".into()), "overall");
+    }
+    // The operator's requests are answered meanwhile.
+    for _ in 0..5 {
+        app.get("/health").await.expect_status(200);
+        app.get("/pets").await.expect_status(200);
+    }
+    // A stream that ends makes room for another.
+    drop(held.pop());
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let reply = two.get(format!("{}/events", app.base_url)).bearer_auth(KEY).send().await.unwrap();
+        if reply.status() == 200 || std::time::Instant::now() > deadline {
+            assert_eq!(reply.status(), 200, "room again once a stream closed");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_stream_ends_after_its_lifetime_and_resumes_with_last_event_id_losing_nothing() {
+    let app = spawn_app_configured(|config| config.streams.lifetime = Duration::from_secs(1)).await;
+    let mut events = Events::open(&app, None, "").await;
+    let birds = app.category("Birds").await;
+    let first = events.next(Duration::from_secs(5)).await.expect("a change");
+    assert_eq!(what(&json!([first.data])), [change("category", birds, "created")]);
+    let ended = tokio::time::timeout(Duration::from_secs(10), async {
+        while events.next(Duration::from_secs(20)).await.is_some() {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the stream outlived its lifetime");
+    let fish = app.category("Fish").await;
+    let seen: u64 = first.id.unwrap().parse().unwrap();
+    let mut resumed = Events::open(&app, Some(seen), "").await;
+    let next = resumed.next(Duration::from_secs(5)).await.expect("the change made meanwhile");
+    assert_eq!(what(&json!([next.data])), [change("category", fish, "created")]);
 }
