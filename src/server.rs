@@ -16,7 +16,7 @@ use tokio::net::TcpListener;
 use tokio::sync::watch;
 
 use crate::api::{
-    self, AppState, FailedAuth, FailureLimit, HostPolicy, KeyRing, Shared, StreamLimits, Streams,
+    self, AppState, FailedAuth, FailureLimit, FeedHub, HostPolicy, KeyRing, Shared, StreamLimits, Streams,
 };
 use crate::backend::Database;
 use crate::clock::Clock;
@@ -82,7 +82,7 @@ pub struct Application {
     max_connections: usize,
     store: Arc<dyn Database>,
     change_retention: Duration,
-    streams: Arc<Streams>,
+    feed: Arc<FeedHub>,
     /// Set at shutdown (see [`Shared::stopping`]).
     stopping: watch::Sender<bool>,
 }
@@ -109,6 +109,7 @@ impl Application {
         let mut limits = config.streams;
         limits.overall = limits.overall.min(max_connections / 2).max(1);
         let streams = Arc::new(Streams::new(limits));
+        let feed = Arc::new(FeedHub::new(store.clone(), streams.clone()));
         let idempotency_window = chrono::TimeDelta::from_std(config.idempotency_window)
             .map_err(|_| ServeError::Config("the idempotency window is too long".into()))?;
         let state = AppState::new(Shared {
@@ -118,7 +119,8 @@ impl Application {
             clock: config.clock,
             failures: Arc::new(FailedAuth::new(config.failed_auth)),
             stopping: stopping_seen,
-            streams: streams.clone(),
+            feed: feed.clone(),
+            streams,
             idempotency_window,
         });
         Ok(Self {
@@ -128,7 +130,7 @@ impl Application {
             max_connections,
             store,
             change_retention: config.change_retention,
-            streams,
+            feed,
             stopping,
         })
     }
@@ -137,13 +139,18 @@ impl Application {
         self.addr
     }
 
+    /// The change feed's reader, whose count of database reads tests and benches compare.
+    pub fn feed(&self) -> Arc<FeedHub> {
+        self.feed.clone()
+    }
+
     /// Serves until `shutdown` resolves, then finishes the requests under way. Once bound it
     /// cannot fail: a connection that cannot be accepted is retried (see `connections.rs`).
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) {
         tracing::info!(addr = %self.addr, max_connections = self.max_connections, "serving the Petstore API");
         let purging =
             tokio::spawn(purge_changes(self.store.clone(), self.change_retention, self.stopping.subscribe()));
-        let checking = tokio::spawn(check_stream_keys(self.streams, self.store, self.stopping.subscribe()));
+        let reading = tokio::spawn(self.feed.clone().run(self.stopping.subscribe()));
         let stopping = self.stopping;
         let shutdown = async move {
             shutdown.await;
@@ -153,27 +160,8 @@ impl Application {
         };
         connections::serve(self.listener, self.service, self.max_connections, shutdown).await;
         purging.abort();
-        checking.abort();
-    }
-}
-
-/// Ends the event streams of revoked or rotated keys within a second, even when no change
-/// comes (a change is checked for before it is sent, see `api/streams.rs`).
-async fn check_stream_keys(
-    streams: Arc<Streams>,
-    store: Arc<dyn Database>,
-    mut stopping: watch::Receiver<bool>,
-) {
-    let mut every = tokio::time::interval(Duration::from_secs(1));
-    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            _ = every.tick() => {}
-            _ = stopping.wait_for(|stopping| *stopping) => return,
-        }
-        if let Err(error) = streams.check_keys(store.as_ref()).await {
-            tracing::warn!(%error, "checking the keys of the event streams failed; trying again in a second");
-        }
+        reading.abort();
+        tracing::info!(reads = self.feed.reads(), "the change feed's database reads for event streams");
     }
 }
 

@@ -509,3 +509,78 @@ async fn a_stream_ends_after_its_lifetime_and_resumes_with_last_event_id_losing_
     let next = resumed.next(Duration::from_secs(5)).await.expect("the change made meanwhile");
     assert_eq!(what(&json!([next.data])), [change("category", fish, "created")]);
 }
+
+/// Makes `count` changes one after another, each received by every stream before the next
+/// is made, so that no read of the feed can serve two of them.
+async fn change_and_receive(app: &TestApp, streams: &mut [Events], count: usize) {
+    for i in 0..count {
+        let id = app.category(&format!("Round {i} {}", fastrand::u32(..))).await;
+        for events in streams.iter_mut() {
+            let event = events.next(Duration::from_secs(10)).await.expect("every stream gets every change");
+            assert_eq!(what(&json!([event.data])), [change("category", id, "created")]);
+        }
+    }
+}
+
+#[tokio::test]
+async fn fifty_streams_cost_the_feeds_reads_per_commit_of_one() {
+    // Each stream read the feed itself on every commit: N streams, N reads (and more). Now
+    // one reader serves them all: the count is the server's own, of the reads it makes for
+    // event streams.
+    const COMMITS: usize = 20;
+    let app = spawn_app().await;
+    let mut streams = vec![Events::open(&app, None, "").await];
+    change_and_receive(&app, &mut streams, 1).await;
+    let before = app.feed.reads();
+    change_and_receive(&app, &mut streams, COMMITS).await;
+    let one = app.feed.reads() - before;
+
+    for _ in 0..49 {
+        streams.push(Events::open(&app, None, "").await);
+    }
+    change_and_receive(&app, &mut streams, 1).await;
+    let before = app.feed.reads();
+    change_and_receive(&app, &mut streams, COMMITS).await;
+    let fifty = app.feed.reads() - before;
+    // At least a read per commit either way; beyond that only the reader's once-a-second
+    // look, whose count depends on how long the rounds took.
+    assert!(one >= COMMITS as u64, "{one}");
+    assert!(fifty <= one + COMMITS as u64 / 2, "50 streams: {fifty} reads for {COMMITS} commits; one: {one}");
+}
+
+#[tokio::test]
+async fn streams_behind_the_shared_reader_read_the_database_and_miss_nothing() {
+    // 5,000 changes in one import: more than the reader keeps in memory. A stream live
+    // through them, and one that starts from before them, both get every change in order.
+    let app = spawn_app().await;
+    let start = head(&app).await;
+    let mut live = Events::open(&app, None, "").await;
+    let csv: String = std::iter::once("name,category\n".to_owned())
+        .chain((0..5000).map(|i| format!("Pet {i},Dogs\n")))
+        .collect();
+    let reply = app
+        .request(Method::POST, "/imports/pets?createCategories=true")
+        .header("Content-Type", "text/csv")
+        .body(csv)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status().as_u16(), 201);
+    let mut late = Events::open(&app, Some(start), "").await;
+    for events in [&mut live, &mut late] {
+        let (mut last, mut pets) = (start, Vec::new());
+        while pets.len() < 5000 {
+            let event = events.next(Duration::from_secs(20)).await.unwrap_or_else(|| panic!("after {last}"));
+            let seq: u64 = event.id.unwrap().parse().unwrap();
+            assert!(seq > last, "in order, none twice: {seq} after {last}");
+            last = seq;
+            if event.data["entity"] == "pet" {
+                pets.push(event.data["id"].as_i64().unwrap());
+            }
+        }
+        let mut sorted = pets.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 5000, "every pet once");
+    }
+}

@@ -25,6 +25,8 @@ pub struct TestApp {
     /// The database it serves; [`TestDb::open`] opens it again as another process would.
     pub db: TestDb,
     pub http: reqwest::Client,
+    /// The server's change-feed reader, with its count of database reads.
+    pub feed: std::sync::Arc<petstore::api::FeedHub>,
     shutdown: Option<oneshot::Sender<()>>,
     served: Option<tokio::task::JoinHandle<()>>,
 }
@@ -96,6 +98,7 @@ async fn serve(db: TestDb, configure: impl FnOnce(&mut ServerConfig)) -> TestApp
     configure(&mut config);
     let app = Application::bind(store, config).await.unwrap();
     let addr = app.local_addr();
+    let feed = app.feed();
     let (tx, rx) = oneshot::channel();
     let served = tokio::spawn(async move {
         app.run_until(async {
@@ -108,6 +111,7 @@ async fn serve(db: TestDb, configure: impl FnOnce(&mut ServerConfig)) -> TestApp
         base_url: format!("http://{addr}"),
         db,
         http: reqwest::Client::new(),
+        feed,
         shutdown: Some(tx),
         served: Some(served),
     }
