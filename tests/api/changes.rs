@@ -12,7 +12,7 @@ use petstore::api_key::Scope;
 use petstore::domain::{Action, Entity, Name};
 use petstore::error::ErrorCode;
 
-use crate::support::{KEY, TestApp, spawn_app, spawn_app_configured};
+use crate::support::{KEY, TestApp, pg_server, spawn_app, spawn_app_configured, spawn_postgres_app};
 
 /// `(entity, id, action)` of each change, for comparing runs of the feed.
 fn what(changes: &Value) -> Vec<(String, i64, String)> {
@@ -583,4 +583,33 @@ async fn streams_behind_the_shared_reader_read_the_database_and_miss_nothing() {
         sorted.dedup();
         assert_eq!(sorted.len(), 5000, "every pet once");
     }
+}
+
+/// On PostgreSQL whatever the engine under test: the numbering of its feed.
+#[tokio::test]
+async fn a_transaction_open_in_another_database_of_the_cluster_holds_nothing_back() {
+    // The sequencer numbered only the rows below the snapshot's xmin, which is the whole
+    // cluster's: a transaction left open in another database held the feed back on every
+    // replica (20.5 s measured), here for as long as it stayed open.
+    let app = spawn_postgres_app().await;
+    let other = pg_server::database();
+    let (client, connection) = tokio_postgres::connect(&other.url, tokio_postgres::NoTls).await.unwrap();
+    let connection = tokio::spawn(connection);
+    client.batch_execute("BEGIN; CREATE TABLE held (x int); INSERT INTO held VALUES (1)").await.unwrap();
+
+    let mut events = Events::open(&app, None, "").await;
+    let pet =
+        app.post("/pets", json!({ "name": "Kiwi" })).await.expect_status(201).body["id"].as_i64().unwrap();
+    app.put(&format!("/store/inventory/{pet}"), json!({ "quantity": 5 })).await.expect_status(200);
+    let order = app.post("/store/orders", json!({ "petId": pet, "quantity": 1 })).await.expect_status(201);
+    let order = order.body["id"].as_i64().unwrap();
+    let mut delivered = Vec::new();
+    while !delivered.contains(&change("order", order, "created")) {
+        let event = events.next(Duration::from_secs(10)).await;
+        let event = event.expect("the order's change is numbered and sent while the other transaction runs");
+        delivered.push(what(&json!([event.data])).remove(0));
+    }
+    client.batch_execute("COMMIT").await.unwrap();
+    drop(client);
+    let _ = connection.await;
 }

@@ -87,6 +87,12 @@ pub async fn spawn_sqlite_app_configured(configure: impl FnOnce(&mut ServerConfi
     serve(TestDb::sqlite(), configure).await
 }
 
+/// A server on PostgreSQL whatever the engine under test, for the tests about PostgreSQL
+/// itself (its transactions, its cluster).
+pub async fn spawn_postgres_app() -> TestApp {
+    serve(TestDb::postgres(), |_| {}).await
+}
+
 pub async fn spawn_sqlite_app() -> TestApp {
     spawn_sqlite_app_configured(|_| {}).await
 }
