@@ -15,7 +15,9 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::api::{self, AppState, FailedAuth, FailureLimit, HostPolicy, KeyRing, Shared};
+use crate::api::{
+    self, AppState, FailedAuth, FailureLimit, FeedHub, HostPolicy, KeyRing, Shared, StreamLimits, Streams,
+};
 use crate::backend::Database;
 use crate::clock::Clock;
 
@@ -38,6 +40,8 @@ pub struct ServerConfig {
     pub change_retention: Duration,
     /// How long an `Idempotency-Key` is kept: a retry within it is answered, not placed.
     pub idempotency_window: Duration,
+    /// How many change-feed streams may be open, and for how long (`api/streams.rs`).
+    pub streams: StreamLimits,
 }
 
 /// The change feed's retention and the idempotency window unless configured: a week, so a
@@ -59,6 +63,7 @@ impl ServerConfig {
             failed_auth: FailureLimit::default(),
             change_retention: DEFAULT_WINDOW,
             idempotency_window: DEFAULT_WINDOW,
+            streams: StreamLimits::default(),
         }
     }
 }
@@ -81,6 +86,7 @@ pub struct Application {
     max_connections: usize,
     store: Arc<dyn Database>,
     change_retention: Duration,
+    feed: Arc<FeedHub>,
     /// Set at shutdown (see [`Shared::stopping`]).
     stopping: watch::Sender<bool>,
 }
@@ -111,6 +117,12 @@ impl Application {
             Err(e) => return Err(ServeError::Config(format!("cannot upgrade the idempotency records: {e}"))),
         }
         let (stopping, stopping_seen) = watch::channel(false);
+        // Streams hold their connections: at most half of them, so that everything else
+        // (the operator's `/health`, the tills' sales) always finds room.
+        let mut limits = config.streams;
+        limits.overall = limits.overall.min(max_connections / 2).max(1);
+        let streams = Arc::new(Streams::new(limits));
+        let feed = Arc::new(FeedHub::new(store.clone(), streams.clone()));
         let idempotency_window = chrono::TimeDelta::from_std(config.idempotency_window)
             .map_err(|_| ServeError::Config("the idempotency window is too long".into()))?;
         let state = AppState::new(Shared {
@@ -120,6 +132,8 @@ impl Application {
             clock: config.clock,
             failures: Arc::new(FailedAuth::new(config.failed_auth)),
             stopping: stopping_seen,
+            feed: feed.clone(),
+            streams,
             idempotency_window,
             reports: Default::default(),
         });
@@ -130,6 +144,7 @@ impl Application {
             max_connections,
             store,
             change_retention: config.change_retention,
+            feed,
             stopping,
         })
     }
@@ -138,12 +153,18 @@ impl Application {
         self.addr
     }
 
+    /// The change feed's reader, whose count of database reads tests and benches compare.
+    pub fn feed(&self) -> Arc<FeedHub> {
+        self.feed.clone()
+    }
+
     /// Serves until `shutdown` resolves, then finishes the requests under way. Once bound it
     /// cannot fail: a connection that cannot be accepted is retried (see `connections.rs`).
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) {
         tracing::info!(addr = %self.addr, max_connections = self.max_connections, "serving the Petstore API");
         let purging =
-            tokio::spawn(purge_changes(self.store, self.change_retention, self.stopping.subscribe()));
+            tokio::spawn(purge_changes(self.store.clone(), self.change_retention, self.stopping.subscribe()));
+        let reading = tokio::spawn(self.feed.clone().run(self.stopping.subscribe()));
         let stopping = self.stopping;
         let shutdown = async move {
             shutdown.await;
@@ -153,6 +174,8 @@ impl Application {
         };
         connections::serve(self.listener, self.service, self.max_connections, shutdown).await;
         purging.abort();
+        reading.abort();
+        tracing::info!(reads = self.feed.reads(), "the change feed's database reads for event streams");
     }
 }
 

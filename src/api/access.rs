@@ -185,15 +185,20 @@ pub(super) fn first_look(req: &Request, keys: &KeyRing) -> FirstLook {
     }
 }
 
+/// The name of the named key a request came with, once checked: left in the request's
+/// extensions for the operations that keep going (an event stream ends with its key).
+#[derive(Debug, Clone)]
+pub(super) struct NamedKey(pub String);
+
 /// The key check's second step: the named key with the hash `presented` must be active,
 /// a `read` key may only read, and a `reports` key only read what holds no personal data.
-/// Answers the key's identity.
+/// Answers the key's identity and its name.
 pub(super) async fn check_named(
     store: &dyn Database,
     presented: [u8; 32],
     method: &Method,
     path: &str,
-) -> Result<KeyIdentity, Refusal> {
+) -> Result<(KeyIdentity, NamedKey), Refusal> {
     let (id, holder) = match store.find_key(presented).await.map_err(Refusal::Failed)? {
         KeyMatch::Active(key) => {
             tracing::debug!(key = %key.name, scope = %key.scope, "authenticated with a named key");
@@ -207,7 +212,7 @@ pub(super) async fn check_named(
     };
     let reads = method == Method::GET || method == Method::HEAD;
     if holder.scope.can_write() || (reads && holder.scope.can_read(path)) {
-        Ok(KeyIdentity::Named(id))
+        Ok((KeyIdentity::Named(id), NamedKey(holder.name)))
     } else if reads {
         Err(Refusal::NoPersonalData(holder))
     } else {

@@ -1,36 +1,39 @@
 //! The change feed: `GET /changes` to catch up or poll, `GET /events` to follow it as
 //! Server-Sent Events. Both read the store's numbered changes (see `domain/feed.rs`); the
-//! events stream wakes on the engine's commit notices and, for commits it cannot hear of
-//! (another process on the same SQLite file), every [`POLL_EVERY`].
+//! event streams are served from the one reader of `fanout.rs`, within the limits of
+//! `streams.rs`.
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Json;
-use axum::extract::State;
-use axum::http::{HeaderMap, Method};
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::body::{Body, Bytes};
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use futures_util::Stream;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::watch;
+use tokio::time::Instant;
 
 use super::Routes;
+use super::access::NamedKey;
 use super::error::{ApiError, ApiResult};
 use super::extract::Params;
+use super::fanout::{FeedHub, Lookup, POLL_EVERY, change_event};
 use super::state::AppState;
-use crate::backend::{Change, Database};
-use crate::domain::{FEED_MAX_LIMIT, FeedChange, feed_limit, feed_position};
+use super::streams::{StreamKey, Ticket};
+use crate::backend::Database;
+use crate::domain::{FeedPage, feed_limit, feed_position};
 use crate::error::Error;
 
 /// A comment line this often keeps proxies and clients from taking a quiet stream for a
 /// dead one.
 pub const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(15);
 
-/// How often a quiet stream reads the feed anyway: commits of other processes on the same
-/// SQLite file send no notice here.
-const POLL_EVERY: Duration = Duration::from_secs(1);
+/// A comment line: what a quiet stream sends every [`KEEP_ALIVE_EVERY`].
+const KEEP_ALIVE: &[u8] = b":\n\n";
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.add(Method::GET, "/changes", changes).add(Method::GET, "/events", events)
@@ -52,25 +55,55 @@ async fn changes(State(s): State<AppState>, params: Params) -> ApiResult<impl In
     Ok(Json(s.store.changes_since(since, limit).await?))
 }
 
-async fn events(State(s): State<AppState>, headers: HeaderMap, params: Params) -> ApiResult<Response> {
+async fn events(
+    State(s): State<AppState>,
+    key: Option<Extension<NamedKey>>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    headers: HeaderMap,
+    params: Params,
+) -> ApiResult<Response> {
     params.allow(&["since"])?;
-    // Subscribed before the first read: a commit between the read and the wait is heard.
-    let notices = s.store.feed_notices();
     let resumed = last_event_id(&headers)?;
-    let since = start(s.store.as_ref(), resumed.or(params.one("since")?)).await?;
-    // The first read here, so that a position the feed no longer has is a plain 410.
-    let first = s.store.changes_since(since, FEED_MAX_LIMIT).await?;
-    let follower = Follower {
-        store: s.store.clone(),
-        since: first.next,
-        pending: first.changes.into(),
-        notices,
+    let given = match resumed.or(params.one("since")?) {
+        Some(given) => Some(feed_position(given)?),
+        None => None,
+    };
+    let key = key.map_or(StreamKey::Operator, |Extension(NamedKey(name))| StreamKey::Named(name));
+    let address = peer.map_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED), |Extension(ConnectInfo(peer))| peer.ip());
+    // Admitted first: a refused stream costs the database nothing.
+    let ticket = match s.streams.admit(key, address) {
+        Ok(ticket) => ticket,
+        Err(refused) => return Ok(refused.into_response()),
+    };
+    let hub = s.feed.clone();
+    hub.opened();
+    // Subscribed before the first look: a change between the look and the wait is heard.
+    let version = hub.subscribe();
+    // A position in the ring is good as it is; any other is read first, so that a position
+    // the feed no longer has is a plain 410 (and "now" is the feed's head).
+    let since = match given.or_else(|| hub.head()) {
+        Some(since) => since,
+        None => hub.bounds().await?.head,
+    };
+    let first = if hub.covers(since) { None } else { Some(hub.read(since).await?) };
+    let mut follower = Follower {
+        hub,
+        position: since,
+        pending: None,
+        version,
         stopping: s.stopping.clone(),
         ended: false,
+        ticket,
+        quiet_until: Instant::now() + KEEP_ALIVE_EVERY,
     };
-    Ok(Sse::new(follower.into_stream())
-        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE_EVERY))
-        .into_response())
+    if let Some(page) = first {
+        follower.take(page);
+    }
+    let mut response = Body::from_stream(follower.into_stream()).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    Ok(response)
 }
 
 /// The position `Last-Event-ID` gives, if any. An empty one is no position, as if the
@@ -90,67 +123,107 @@ fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, Error> {
     })
 }
 
-/// One client following the feed.
+/// One client following the feed: from the shared ring, or from the database while it is
+/// behind the ring.
 struct Follower {
-    store: Arc<dyn Database>,
-    since: u64,
-    pending: VecDeque<FeedChange>,
-    notices: broadcast::Receiver<Change>,
+    hub: Arc<FeedHub>,
+    /// The last change sent, or the position it started after.
+    position: u64,
+    /// Events read from the database, not sent yet.
+    pending: Option<Bytes>,
+    version: watch::Receiver<u64>,
     /// Set when the server shuts down: the stream ends, so the connection can close.
     stopping: watch::Receiver<bool>,
     ended: bool,
+    /// Its place among the streams: it ends with its lifetime, or when its key is revoked.
+    ticket: Ticket,
+    /// When a keep-alive comment is due if nothing else was sent.
+    quiet_until: Instant,
 }
 
 impl Follower {
-    fn into_stream(self) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static {
+    fn into_stream(self) -> impl Stream<Item = Result<Bytes, Infallible>> + Send + 'static {
         futures_util::stream::unfold(self, |mut f| async move {
-            let event = f.next().await?;
-            Some((Ok(event), f))
+            let chunk = f.next().await?;
+            f.quiet_until = Instant::now() + KEEP_ALIVE_EVERY;
+            Some((Ok(chunk), f))
         })
     }
 
-    /// The next event, or `None` when the stream ends.
-    async fn next(&mut self) -> Option<Event> {
+    /// Keeps the changes of a page read from the database to send next.
+    fn take(&mut self, page: FeedPage) {
+        if page.changes.is_empty() {
+            return;
+        }
+        let mut chunk = Vec::new();
+        for change in &page.changes {
+            chunk.extend_from_slice(&change_event(change));
+        }
+        self.position = page.next;
+        self.pending = Some(Bytes::from(chunk));
+    }
+
+    /// The next bytes to send, or `None` when the stream ends.
+    async fn next(&mut self) -> Option<Bytes> {
         loop {
-            if self.ended {
+            if self.ended || self.ticket.revoked() {
                 return None;
             }
-            if let Some(change) = self.pending.pop_front() {
-                return Some(change_event(&change));
+            if let Some(chunk) = self.pending.take() {
+                return Some(chunk);
             }
-            match self.store.changes_since(self.since, FEED_MAX_LIMIT).await {
-                Ok(page) if !page.changes.is_empty() => {
-                    self.since = page.next;
-                    self.pending.extend(page.changes);
-                    continue;
+            self.version.borrow_and_update();
+            match self.hub.after(self.position) {
+                Lookup::Events(chunk, last) => {
+                    // The reader ends a revoked key's streams before the ring has the changes
+                    // made after the revocation: looked at after the ring, so as to see that.
+                    if self.ticket.revoked() {
+                        return None;
+                    }
+                    self.position = last;
+                    return Some(chunk);
                 }
-                Ok(_) => {}
-                Err(error) => {
-                    // Fell behind the retention window, or the database failed: said once, as
-                    // the body of an `error` event, and the client reconnects or resyncs.
-                    self.ended = true;
-                    return Some(error_event(&error));
-                }
+                Lookup::Behind => match self.hub.read(self.position).await {
+                    Ok(page) if !page.changes.is_empty() => {
+                        // A key revoked before these changes were read sees none of them.
+                        if self.hub.streams().any_named()
+                            && self.hub.streams().check_keys(self.hub.store()).await.is_err()
+                        {
+                            return None;
+                        }
+                        self.take(page);
+                        continue;
+                    }
+                    Ok(_) => {}
+                    Err(error) => {
+                        // Fell behind the retention window, or the database failed: said once,
+                        // as the body of an `error` event, and the client reconnects or resyncs.
+                        self.ended = true;
+                        return Some(error_event(&error));
+                    }
+                },
+                Lookup::Wait => {}
             }
             tokio::select! {
-                notice = self.notices.recv() => {
-                    if let Err(broadcast::error::RecvError::Closed) = notice {
-                        // The store is going away: polls only from now on.
-                        self.notices = broadcast::channel(1).1;
+                changed = self.version.changed() => {
+                    if changed.is_err() {
+                        // The hub is going away with the server.
+                        return None;
                     }
                 }
+                // Should the reader be idle or late, a stream still moves on.
                 () = tokio::time::sleep(POLL_EVERY) => {}
+                () = tokio::time::sleep_until(self.quiet_until) => return Some(Bytes::from_static(KEEP_ALIVE)),
                 _ = self.stopping.wait_for(|stopping| *stopping) => return None,
+                // The client resumes with Last-Event-ID.
+                () = tokio::time::sleep_until(self.ticket.ends_at) => return None,
+                () = self.ticket.wait_revoked() => return None,
             }
         }
     }
 }
 
-fn change_event(change: &FeedChange) -> Event {
-    let data = serde_json::to_string(change).expect("a change serializes");
-    Event::default().id(change.seq.to_string()).event("change").data(data)
-}
-
-fn error_event(error: &Error) -> Event {
-    Event::default().event("error").data(ApiError::from(error.clone()).body().to_string())
+fn error_event(error: &Error) -> Bytes {
+    let data = ApiError::from(error.clone()).body().to_string();
+    Bytes::from(format!("event: error\ndata: {data}\n\n"))
 }

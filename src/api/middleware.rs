@@ -395,6 +395,7 @@ mod tests {
     use crate::store::{Change, Store};
 
     fn state(store: &Store) -> AppState {
+        let streams = Arc::new(crate::api::Streams::new(Default::default()));
         AppState::new(Shared {
             store: Arc::new(store.clone()),
             keys: KeyRing::from_secrets(["k"]),
@@ -402,6 +403,8 @@ mod tests {
             clock: Clock::system(),
             failures: Default::default(),
             stopping: tokio::sync::watch::channel(false).1,
+            feed: Arc::new(crate::api::FeedHub::new(Arc::new(store.clone()), streams.clone())),
+            streams,
             idempotency_window: crate::idempotency::KEY_LIFETIME,
             reports: Default::default(),
         })

@@ -9,6 +9,7 @@ mod error;
 mod exports;
 mod extract;
 mod failures;
+mod fanout;
 mod feed;
 mod idempotency;
 mod imports;
@@ -23,6 +24,7 @@ mod require_key;
 mod service;
 mod settings;
 mod state;
+mod streams;
 
 use std::time::Duration;
 
@@ -36,9 +38,11 @@ pub use deprecation::{deprecated_since, sunset};
 pub use error::ApiError;
 pub use extract::{BODY_LIMIT, parse_body};
 pub use failures::{FailedAuth, FailureLimit};
+pub use fanout::FeedHub;
 pub use middleware::{Answer, ApiService};
 pub use require_key::{KeyPassed, KeyWatch};
 pub use state::{AppState, Shared};
+pub use streams::{StreamLimits, Streams};
 
 /// One operation the router serves, as the OpenAPI document names it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

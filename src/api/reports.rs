@@ -73,9 +73,13 @@ mod tests {
     #[tokio::test]
     async fn reports_beyond_the_bound_are_refused_with_retry_after() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().join("r.db")).unwrap();
+        let store: Arc<dyn crate::backend::Database> =
+            Arc::new(Store::open(dir.path().join("r.db")).unwrap());
+        let streams = Arc::new(crate::api::Streams::new(Default::default()));
         let state = AppState::new(Shared {
-            store: Arc::new(store),
+            feed: Arc::new(crate::api::FeedHub::new(store.clone(), streams.clone())),
+            streams,
+            store,
             keys: KeyRing::from_secrets(["k"]),
             hosts: Arc::new(HostPolicy::new(80, &[])),
             clock: Clock::system(),

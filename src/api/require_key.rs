@@ -88,9 +88,10 @@ where
                 match access::check_named(state.store.as_ref(), presented, req.method(), req.uri().path())
                     .await
                 {
-                    Ok(identity) => {
+                    Ok((identity, named)) => {
                         tell_key_passed(&req);
                         req.extensions_mut().insert(identity);
+                        req.extensions_mut().insert(named);
                         inner.call(req).await.unwrap_or_else(|never| match never {})
                     }
                     Err(refusal) => access::refuse(&state.failures, state.clock.now(), &req, refusal),

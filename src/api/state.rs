@@ -33,6 +33,10 @@ pub struct Shared {
     /// True once the server is shutting down: answers that would go on forever (the event
     /// stream) end, so that their connections can close.
     pub stopping: tokio::sync::watch::Receiver<bool>,
+    /// The one reader of the change feed that serves every event stream.
+    pub feed: Arc<super::fanout::FeedHub>,
+    /// The open event streams, and their limits.
+    pub streams: Arc<super::streams::Streams>,
     /// How long an `Idempotency-Key` is kept.
     pub idempotency_window: chrono::TimeDelta,
     /// The sales reports being made (at most a few at once).

@@ -105,7 +105,8 @@ pub(super) async fn serve(
             }
         };
         let Some(slot) = open.admit() else {
-            tracing::debug!(%peer, "every connection is being answered: closing a new one at once");
+            tracing::debug!(%peer, "every connection is being answered: shedding a new one at once");
+            shed(&stream);
             continue;
         };
         let service =
@@ -165,6 +166,23 @@ async fn serve_connection(
             }
         }
     }
+}
+
+/// What a connection the server has no room for is told before it is closed: `503 busy`
+/// with `Retry-After`, 5 to 15 s, different for each so that shed clients do not come back
+/// together. Written without waiting (a new connection's send buffer is empty, and the
+/// answer is far smaller), and before its request is read, which a client reads as the
+/// answer to its request.
+const SHED_BODY: &str = r#"{"code":"busy","message":"the server is answering as many requests as it can hold; nothing was done; try again after Retry-After seconds","status":503}"#;
+
+fn shed(stream: &TcpStream) {
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: {}\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{SHED_BODY}",
+        fastrand::u64(5..=15),
+        SHED_BODY.len()
+    );
+    let _ = stream.try_write(answer.as_bytes());
 }
 
 /// Errors that concern one connection only.
@@ -497,6 +515,8 @@ impl HttpBody for CountedBody {
 
 #[cfg(test)]
 mod tests {
+    use tokio::io::AsyncReadExt;
+
     use super::*;
 
     /// A connection in a given state: waiting since `since` ms, answering or not, its
@@ -586,5 +606,26 @@ mod tests {
         open.close_silent(Duration::from_secs(10), Duration::from_millis(20));
         assert!(!is_open(&open, &stalled));
         assert!(is_open(&open, &unread));
+    }
+
+    #[tokio::test]
+    async fn a_shed_connection_is_told_503_busy_with_retry_after() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+        let (accepted, _) = listener.accept().await.unwrap();
+        shed(&accepted);
+        drop(accepted);
+        let mut answer = String::new();
+        client.read_to_string(&mut answer).await.unwrap();
+        let (head, body) = answer.split_once("\r\n\r\n").expect("a whole answer");
+        assert!(head.starts_with("HTTP/1.1 503 "), "{head}");
+        let retry: u64 = head
+            .lines()
+            .find_map(|l| l.strip_prefix("Retry-After: "))
+            .and_then(|v| v.parse().ok())
+            .expect("Retry-After");
+        assert!((5..=15).contains(&retry));
+        let body: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!((body["code"].as_str(), body["status"].as_u64()), (Some("busy"), Some(503)));
     }
 }

@@ -678,6 +678,7 @@ def allocator(binary: Path) -> str:
 def build(skip_criterion: bool) -> None:
     argv = ["cargo", "build", "--release", "--locked", "--bin", "petstore-server"]
     argv += ["--example", "ceiling", "--example", "fsync-ceiling", "--example", "mirror-bench"]
+    argv += ["--example", "chain-bench"]
     say("building release binaries: " + " ".join(argv))
     # Streamed, not captured: a cold build takes minutes and should show it is alive.
     if subprocess.run(argv, cwd=ROOT).returncode != 0:
@@ -746,6 +747,9 @@ def measure_all(r: Results, no_bundle: bool, skip_criterion: bool, skip_postgres
         r.skipped["pg server"] = "--skip-postgres"
     else:
         postgres.measure(r)
+    import chain
+
+    r.attempt("chain", chain.figures, skip_postgres)
     if skip_criterion:
         r.skipped["criterion"] = "--skip-criterion"
     else:
@@ -1067,6 +1071,9 @@ def report(r: Results, facts: list) -> tuple:
     else:
         lines += [""] + postgres.section(r, j)
     lines += [""] + csv_io.section(r, j)
+    import chain
+
+    lines += [""] + chain.section(r, j)
     lines += ["", "## Store operations (Criterion, tests/bench/store.rs)", ""]
     crit = criterion_rows(r)
     if crit:

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use petstore::Store;
-use petstore::api::{FailureLimit, KeyRing};
+use petstore::api::{FailureLimit, KeyRing, StreamLimits};
 use petstore::server::{Application, DEFAULT_LISTEN, DEFAULT_WINDOW, ServerConfig, shutdown_signal};
 
 use crate::database::Db;
@@ -86,6 +86,25 @@ struct ServeArgs {
     /// 7d; as long as a till may queue sales offline. At least 1s.
     #[arg(long, env = "PETSTORE_IDEMPOTENCY_WINDOW", default_value = "7d", value_parser = parse_window)]
     idempotency_window: Duration,
+
+    /// Change-feed streams (GET /events) open at once, from everyone; held below half the
+    /// connections the server can keep open. Over it, a stream is refused with 503.
+    #[arg(long, env = "PETSTORE_MAX_STREAMS", default_value_t = StreamLimits::default().overall)]
+    max_streams: usize,
+
+    /// Streams of one named key (the operator's key has no such cap). Over it: 429.
+    #[arg(long, env = "PETSTORE_MAX_STREAMS_PER_KEY", default_value_t = StreamLimits::default().per_key)]
+    max_streams_per_key: usize,
+
+    /// Streams from one client address; behind a reverse proxy, raise it to --max-streams.
+    /// Over it: 429.
+    #[arg(long, env = "PETSTORE_MAX_STREAMS_PER_ADDRESS", default_value_t = StreamLimits::default().per_address)]
+    max_streams_per_address: usize,
+
+    /// How long a stream lasts at most before the client resumes it with Last-Event-ID,
+    /// e.g. 30m (each lasts between four fifths of it and all of it). At least 1s.
+    #[arg(long, env = "PETSTORE_STREAM_LIFETIME", default_value = "30m", value_parser = parse_window)]
+    stream_lifetime: Duration,
 }
 
 /// A length of time as a number and a unit: `s`, `m`, `h` or `d` (`7d`, `36h`).
@@ -116,6 +135,10 @@ impl Default for ServeArgs {
             max_auth_failures: FailureLimit::default().max_failures,
             change_retention: DEFAULT_WINDOW,
             idempotency_window: DEFAULT_WINDOW,
+            max_streams: StreamLimits::default().overall,
+            max_streams_per_key: StreamLimits::default().per_key,
+            max_streams_per_address: StreamLimits::default().per_address,
+            stream_lifetime: StreamLimits::default().lifetime,
         }
     }
 }
@@ -159,6 +182,12 @@ async fn serve(db: &Db, args: ServeArgs) -> Result<(), String> {
     config.failed_auth.max_failures = args.max_auth_failures;
     config.change_retention = args.change_retention;
     config.idempotency_window = args.idempotency_window;
+    config.streams = StreamLimits {
+        overall: args.max_streams,
+        per_key: args.max_streams_per_key,
+        per_address: args.max_streams_per_address,
+        lifetime: args.stream_lifetime,
+    };
     let app = Application::bind(store, config).await.map_err(|e| e.to_string())?;
     tracing::info!(database = %db, "API key is in {source}");
     println!("Petstore API on http://{} (database {db}, key in {source})", app.local_addr());

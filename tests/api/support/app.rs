@@ -25,6 +25,8 @@ pub struct TestApp {
     /// The database it serves; [`TestDb::open`] opens it again as another process would.
     pub db: TestDb,
     pub http: reqwest::Client,
+    /// The server's change-feed reader, with its count of database reads.
+    pub feed: std::sync::Arc<petstore::api::FeedHub>,
     shutdown: Option<oneshot::Sender<()>>,
     served: Option<tokio::task::JoinHandle<()>>,
 }
@@ -86,9 +88,14 @@ pub async fn spawn_sqlite_app_configured(configure: impl FnOnce(&mut ServerConfi
 }
 
 /// A server on PostgreSQL whatever the engine under test, for the tests about PostgreSQL
-/// itself (its row locks, its sessions).
+/// itself (its row locks, its sessions, its transactions, its cluster).
 pub async fn spawn_postgres_app_configured(configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
     serve(TestDb::postgres(), configure).await
+}
+
+/// [`spawn_postgres_app_configured`] with the defaults.
+pub async fn spawn_postgres_app() -> TestApp {
+    serve(TestDb::postgres(), |_| {}).await
 }
 
 pub async fn spawn_sqlite_app() -> TestApp {
@@ -102,6 +109,7 @@ async fn serve(db: TestDb, configure: impl FnOnce(&mut ServerConfig)) -> TestApp
     let store = db.open_for_edge(config.request_timeout).await;
     let app = Application::bind(store, config).await.unwrap();
     let addr = app.local_addr();
+    let feed = app.feed();
     let (tx, rx) = oneshot::channel();
     let served = tokio::spawn(async move {
         app.run_until(async {
@@ -114,6 +122,7 @@ async fn serve(db: TestDb, configure: impl FnOnce(&mut ServerConfig)) -> TestApp
         base_url: format!("http://{addr}"),
         db,
         http: reqwest::Client::new(),
+        feed,
         shutdown: Some(tx),
         served: Some(served),
     }

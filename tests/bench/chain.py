@@ -1,0 +1,179 @@
+"""A chain's rush (issue 30), on both engines: `chain-bench` (chain.rs) against a
+`petstore-server` started for each scenario, so that its counts are the scenario's own.
+
+- none / one / chain: 200 orders/s offered open loop for SECONDS, with 0, 1 and 1,000
+  followers of /events: order p99, delivery p99 at every follower, missing changes, server
+  CPU per order, and the feed's database reads per commit (the server's own count, logged
+  at shutdown; on PostgreSQL also the transactions of pg_stat_database per order);
+- max: 1,000 followers and orders closed loop by 64 workers: the most orders/s sustained;
+- storm: 1,000 tills with 5 sales queued each reconnect at once while a till sells online.
+
+`python3 tests/bench/chain.py [sqlite|postgres]...` runs it alone and prints the figures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import run as bench  # noqa: E402
+
+CHAIN_BENCH = bench.ROOT / "target" / "release" / "examples" / "chain-bench"
+FOLLOWERS = bench.env_int("BENCH_CHAIN_FOLLOWERS", 1000)
+RATE = bench.env_int("BENCH_CHAIN_RATE", 200)
+SECONDS = bench.env_int("BENCH_CHAIN_SECONDS", 20)
+KEY = "bench-key-0123456789abcdefghijklmnopqrstuvwxyz"
+# Every follower comes from 127.0.0.1 here: the per-address cap is raised as a reverse
+# proxy's operator would.
+LIMITS = ["--max-streams", "2000", "--max-streams-per-address", "2000"]
+
+
+def server_argv(db: str) -> list:
+    os.environ["PETSTORE_API_KEY"] = KEY
+    return [bench.SERVER, "serve", "--db", db, *LIMITS]
+
+
+def feed_reads(log: Path) -> int:
+    text = re.sub(r"\x1b\[[0-9;]*m", "", log.read_text(errors="replace"))
+    found = re.findall(r"the change feed's database reads for event streams.*?reads=(\d+)", text)
+    if not found:
+        raise bench.BenchError(f"the server logged no count of the feed's reads; see {log}")
+    return int(found[-1])
+
+
+def scenario(name: str, db: str, args: list, pg=None, pg_db: str | None = None) -> dict:
+    server = bench.Server(name, server_argv(db), "/health", KEY)
+    with server:
+        xacts = pg_xacts(pg, pg_db) if pg else None
+        out = bench.run(
+            [CHAIN_BENCH, "--addr", f"127.0.0.1:{server.port}", "--key", KEY, "--server-pid", server.proc.pid, *args],
+            log=bench.LOGS / f"{name}-client.log",
+            timeout=300,
+        )
+        figures = json.loads(out.strip().splitlines()[-1])
+        if pg:
+            figures["pg_xacts"] = pg_xacts(pg, pg_db) - xacts
+    figures["feed_reads"] = feed_reads(server.log)
+    orders = max(1, figures.get("orders") or figures.get("placed") or 1)
+    figures["feed_reads_per_commit"] = figures["feed_reads"] / orders
+    if pg:
+        figures["pg_xacts_per_order"] = figures["pg_xacts"] / orders
+    bench.say(f"{name}: {json.dumps(figures)}")
+    return figures
+
+
+def pg_xacts(pg, db: str) -> int:
+    (row,) = pg.psql(db, f"SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = '{db}'")
+    return int(row[0])
+
+
+def load_args(followers: int, rate: int = RATE) -> list:
+    return ["--mode", "load", "--followers", followers, "--rate", rate, "--seconds", SECONDS, "--workers", 64]
+
+
+def engine_figures(engine: str) -> dict:
+    out = {}
+    if engine == "sqlite":
+        def db(name: str) -> str:
+            path = bench.WORK / f"chain-{name}.db"
+            for f in bench.db_files(path):
+                f.unlink(missing_ok=True)
+            return str(path)
+
+        for name, args in runs():
+            out[name] = scenario(f"chain-sqlite-{name}", db(name), args)
+    else:
+        import postgres
+
+        with postgres.Postgres(bench.WORK / "chain-postgres") as pg:
+            for name, args in runs():
+                pg.create(f"chain_{name}")
+                out[name] = scenario(f"chain-pg-{name}", pg.url(f"chain_{name}"), args, pg, f"chain_{name}")
+    return out
+
+
+def runs() -> list:
+    return [
+        ("none", load_args(0)),
+        ("one", load_args(1)),
+        ("chain", load_args(FOLLOWERS)),
+        ("max", load_args(FOLLOWERS, 0)),
+        ("storm", ["--mode", "storm", "--tills", FOLLOWERS, "--sales", 5]),
+    ]
+
+
+def figures(skip_postgres: bool) -> dict:
+    """Every engine's figures, for run.py."""
+    engines = ["sqlite"] + ([] if skip_postgres else ["postgres"])
+    return {engine: engine_figures(engine) for engine in engines}
+
+
+def ms(x) -> str:
+    return "—" if x is None else f"{x:,.1f} ms"
+
+
+def rows(f: dict, j) -> list:
+    none, one, chain, most, storm = (f[k] for k in ("none", "one", "chain", "max", "storm"))
+    reads_one, reads_chain = one["feed_reads_per_commit"], chain["feed_reads_per_commit"]
+    out = [
+        ["orders offered", f"{RATE}/s open loop for {SECONDS} s", "", ""],
+        ["order p99, no follower", ms(none["order"]["p99_ms"]), "", ""],
+        [f"order p99, {FOLLOWERS:,} followers", ms(chain["order"]["p99_ms"]), "< 50 ms",
+         j("chain: order p99 under 50 ms", chain["order"]["p99_ms"] < 50)],
+        [f"change delivery p99 at every follower ({chain['delivery']['count']:,} deliveries)",
+         ms(chain["delivery"]["p99_ms"]), "< 1 s", j("chain: delivery p99 under 1 s", chain["delivery"]["p99_ms"] < 1000)],
+        ["changes missing at a follower", f"{chain['missing']:,}", "0", j("chain: no change missing", chain["missing"] == 0)],
+        ["feed reads per commit, 1 follower", f"{reads_one:.3f}", "", ""],
+        [f"feed reads per commit, {FOLLOWERS:,} followers", f"{reads_chain:.3f}", "within 10 % of 1 follower",
+         j("chain: feed reads per commit within 10 % of one follower", reads_chain <= reads_one * 1.1)],
+    ]
+    if "pg_xacts_per_order" in chain:
+        out += [["PostgreSQL transactions per order (pg_stat_database): none / 1 / chain",
+                 f"{none['pg_xacts_per_order']:.2f} / {one['pg_xacts_per_order']:.2f} / {chain['pg_xacts_per_order']:.2f}",
+                 "", ""]]
+    out += [
+        ["server CPU per order: no follower / chain",
+         f"{none['server_cpu_ms_per_order']:.2f} / {chain['server_cpu_ms_per_order']:.2f} ms", "", ""],
+        [f"most orders/s with {FOLLOWERS:,} followers (64 workers, closed loop)",
+         f"{most['orders_per_s']:,.0f}/s (order p99 {ms(most['order']['p99_ms'])}, delivery p99 "
+         f"{ms(most['delivery']['p99_ms'])}, {most['missing']} missing)", "", ""],
+        [f"reconnect storm: {storm['sales']:,} queued sales of {storm['tills']:,} tills",
+         f"{storm['placed']:,} placed in {storm['all_placed_s']:.1f} s, {storm['distinct_orders']:,} orders, "
+         f"{storm['replayed_same_order']:,} replays answered the same order",
+         "all, once, within 60 s",
+         j("storm: every sale once within 60 s", storm["distinct_orders"] == storm["sales"]
+           and storm["replayed_same_order"] == storm["sales"] and storm["all_placed_s"] <= 60)],
+        ["storm: the online till's sale p99", ms(storm["online"]["p99_ms"]), "< 500 ms",
+         j("storm: online till p99 under 500 ms", (storm["online"]["p99_ms"] or 1e9) < 500)],
+    ]
+    return out
+
+
+def section(r, j) -> list:
+    lines = [f"## A chain's rush (issue 30, tests/bench/chain.py, chain.rs)", "",
+             f"{FOLLOWERS:,} followers of `/events` (bare tokio sockets) while orders come in; each scenario on a "
+             "server of its own. Feed reads are the server's own count of its database reads for event streams.", ""]
+    if "chain" not in r.figures:
+        return lines + [j.missing("chain", "chain figures")]
+    for engine, f in r.figures["chain"].items():
+        lines += [f"### {'SQLite' if engine == 'sqlite' else 'PostgreSQL'}", ""]
+        lines += bench.table(["figure", "value", "target", "met"], rows(f, j)) + [""]
+    return lines
+
+
+def main() -> int:
+    bench.LOGS.mkdir(parents=True, exist_ok=True)
+    engines = sys.argv[1:] or ["sqlite", "postgres"]
+    figures = {engine: engine_figures(engine) for engine in engines}
+    print(json.dumps(figures, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
