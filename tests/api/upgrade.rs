@@ -226,6 +226,19 @@ const FIXTURES: &[Fixture] = &[
         changes: 264,
         ..SHOP
     },
+    // Issue 30's last version (15): orders' `placed_at`, the `reports` scope, idempotency
+    // records scoped by the key's identity. The same script, so the same figures.
+    Fixture {
+        version: 15,
+        keys: &named_keys(
+            "psk_506abc625bfeff3ddf06c2ceb4ca0d1ba6b1f866fb4c96478b08a742f7535217",
+            "psk_5dec56bd14160012aaa529479d4e7b5982807f2063ab3ec02bd2e5d52266ed5d",
+            "psk_ac4f1db36b6d1919c1a1801c05a6fc6515effaf89a3e8170b189feda6d6f7ee6",
+            "psk_5bccbdff1d09ac1baea2fd87da077f7186435dfc9d7a0153859f14978dc396e7",
+        ),
+        changes: 264,
+        ..SHOP
+    },
 ];
 
 fn fixtures_dir() -> PathBuf {
@@ -269,6 +282,7 @@ upgrades!(
     from_schema_10: 10,
     from_schema_11: 11,
     from_schema_12: 12,
+    from_schema_15: 15,
 );
 
 #[test]
