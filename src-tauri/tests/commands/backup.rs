@@ -96,6 +96,7 @@ fn till_orders(address: &str, key: &str, pets: &[i64], stop: &AtomicBool, placed
                 quantity: Quantity::default(),
                 ship_date: None,
                 complete: false,
+                placed_at: None,
             };
             client.place_order(new).await.unwrap();
             placed.fetch_add(1, Ordering::Relaxed);

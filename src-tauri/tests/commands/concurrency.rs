@@ -71,6 +71,7 @@ fn new_order(pet: i64, quantity: i64) -> NewOrder {
         quantity: Quantity::try_from(quantity).unwrap(),
         ship_date: None,
         complete: false,
+        placed_at: None,
     }
 }
 
