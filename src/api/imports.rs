@@ -4,7 +4,7 @@
 //! The file is parsed as it arrives, on a blocking thread, and never held whole: reading it
 //! into memory first let 150 connections with no key take a server from 332 MB to 2.2 GB.
 //! The key is checked before a byte of it is read (`require_key.rs`), and at most
-//! [`IMPORTS_AT_ONCE`] imports run at once; one more is answered `503` with `Retry-After`
+//! [`IMPORTS_AT_ONCE`](super::permits::IMPORTS_AT_ONCE) imports run at once; one more is answered `503` with `Retry-After`
 //! at once rather than queued, so that a file waits in its client, not in the server.
 
 use axum::Json;
@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::mpsc;
 
 use super::Routes;
 use super::error::{ApiError, ApiResult};
@@ -22,22 +22,12 @@ use super::state::AppState;
 use crate::domain::{ImportRow, read_pets_csv};
 use crate::error::{Error, ErrorCode};
 
-/// Imports that may run at once. An import parses on a blocking thread and holds the rows
-/// of up to 10 MB of text (some tens of MB) until it is written; the writes go through the
-/// one writer anyway, and a shop imports a spreadsheet now and then. Two on two cores.
-pub const IMPORTS_AT_ONCE: usize = 2;
-
 /// Chunks of the body handed to the parser ahead of it: with hyper's chunks of up to some
 /// tens of KB, well under a MB in flight.
 const CHUNKS_AHEAD: usize = 8;
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.add(Method::POST, IMPORT_PATH, pets)
-}
-
-/// The room for imports of one server.
-pub(super) fn slots() -> Semaphore {
-    Semaphore::new(IMPORTS_AT_ONCE)
 }
 
 async fn pets(
@@ -63,14 +53,7 @@ async fn pets(
     if length.is_some_and(|n| n > IMPORT_LIMIT as u64) {
         return Err(too_large(IMPORT_LIMIT));
     }
-    let Some(_slot) = s.import_slot() else {
-        return Err(ApiError::new(
-            ErrorCode::Busy,
-            format!(
-                "{IMPORTS_AT_ONCE} imports are under way, the most at once; send the file again in a moment"
-            ),
-        ));
-    };
+    let _permit = s.import_permit()?;
     let rows = parse_as_it_arrives(body).await?;
     let status = if dry_run { StatusCode::OK } else { StatusCode::CREATED };
     Ok((status, Json(s.store.import_pets(rows, create_categories, dry_run).await?)).into_response())

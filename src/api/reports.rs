@@ -63,7 +63,7 @@ mod tests {
     use axum::http::{Request, StatusCode};
     use tower::ServiceExt;
 
-    use crate::api::report_permits::REPORTS_AT_ONCE;
+    use crate::api::permits::REPORTS_AT_ONCE;
     use crate::api::{AppState, HostPolicy, KeyRing, Shared};
     use crate::clock::Clock;
     use crate::store::Store;

@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use super::access::{HostPolicy, KeyRing};
 use super::failures::FailedAuth;
-use super::report_permits::ReportPermits;
+use super::permits::Permits;
 use crate::backend::Database;
 use crate::clock::Clock;
 
@@ -17,7 +17,7 @@ pub struct AppState(Arc<Server>);
 struct Server {
     shared: Shared,
     /// The imports under way (`imports.rs`).
-    imports: Arc<tokio::sync::Semaphore>,
+    imports: Permits,
 }
 
 pub struct Shared {
@@ -40,17 +40,17 @@ pub struct Shared {
     /// How long an `Idempotency-Key` is kept.
     pub idempotency_window: chrono::TimeDelta,
     /// The sales reports being made (at most a few at once).
-    pub reports: ReportPermits,
+    pub reports: Permits,
 }
 
 impl AppState {
     pub fn new(shared: Shared) -> Self {
-        Self(Arc::new(Server { shared, imports: Arc::new(super::imports::slots()) }))
+        Self(Arc::new(Server { shared, imports: Permits::imports() }))
     }
 
-    /// Room for one import, if another may run now.
-    pub(super) fn import_slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        self.0.imports.clone().try_acquire_owned().ok()
+    /// Room for one import, or `503 busy` while the most run already.
+    pub(super) fn import_permit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, crate::error::Error> {
+        self.0.imports.take()
     }
 }
 
