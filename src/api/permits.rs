@@ -46,7 +46,8 @@ impl Permits {
     /// A permit for one, held until it is dropped; `503 busy` when every one is taken.
     pub fn take(&self) -> Result<OwnedSemaphorePermit, Error> {
         self.room.clone().try_acquire_owned().map_err(|_| {
-            let message = format!("{} {}, the most at once; try again in a moment", self.most, self.under_way);
+            let message =
+                format!("{} {}, the most at once; try again in a moment", self.most, self.under_way);
             Error::new(ErrorCode::Busy, message)
         })
     }
