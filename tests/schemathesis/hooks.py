@@ -24,6 +24,11 @@ Two more are rules no JSON Schema of this version can state:
 - `POST /imports/pets`: the body is a CSV file, which the document can only call a string;
   its header, columns and lines are checked by the server (`400 validation_failed` naming
   the line and the column), and its categories and barcodes against the shop.
+- `POST /store/orders` with `placedAt`, and `PATCH /store/orders/{orderId}` with
+  `completedAt`: the moment a till made a write it sends later is taken only within a window
+  around the server's clock (at most 2 minutes ahead, at most twice the idempotency window
+  old; `400 validation_failed` naming the field): a rule about "now", which a schema of
+  fixed values cannot state.
 - `PUT /store/settings`: `currency` one of the ISO 4217 codes and `timeZone` one of the IANA
   time zones (`400 validation_failed`): the schema gives their shape; the lists are the
   standards' and change with their releases.
@@ -86,6 +91,9 @@ def _is_state_dependent_refusal(case, response):
         return True
     if path == "/exports/orders.csv" and code == "invalid_parameter":
         return "is before from" in message or "give both from and to" in message
+    if path in (ORDERS, ORDERS + "/{orderId}") and code == "validation_failed":
+        if message.startswith(("placedAt ", "completedAt ")) and ("older than" in message or "ahead of" in message):
+            return True
     if path == "/store/settings" and method == "PUT" and code == "validation_failed":
         return message.startswith(("currency: currency must be", "timeZone: timeZone must be"))
     returns_stock = (
