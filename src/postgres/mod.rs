@@ -172,10 +172,7 @@ impl PgStore {
 
     /// A pooled connection, for the current request (if the task serves one).
     async fn client(&self) -> crate::Result<Conn> {
-        let object = self.inner.pool.get().await.map_err(|e| match e {
-            deadpool_postgres::PoolError::Backend(e) => pg(e),
-            other => Error::internal(format!("no PostgreSQL connection: {other}")),
-        })?;
+        let object = self.inner.pool.get().await.map_err(no_connection)?;
         Ok(Conn {
             object: Some(object),
             admission: WriteAdmission::current(),
@@ -231,6 +228,21 @@ impl Drop for Conn {
     }
 }
 
+/// A request's failure to get a connection. Nothing was sent, so nothing was changed: a
+/// pool whose every connection stayed busy past its wait, or a database with no room for
+/// another session, is load the server sheds (`503 busy` with `Retry-After`, as the
+/// contract says), not an internal error; the client sends the same request again.
+fn no_connection(e: deadpool_postgres::PoolError) -> Error {
+    match e {
+        deadpool_postgres::PoolError::Backend(e) => pg(e),
+        deadpool_postgres::PoolError::Timeout(_) => Error::new(
+            ErrorCode::Busy,
+            "every connection to the database stayed in use; nothing was changed, and the same request may be sent again",
+        ),
+        other => Error::internal(format!("no PostgreSQL connection: {other}")),
+    }
+}
+
 /// One line for a failure to get a first connection.
 fn describe_pool(target: &PgTarget, e: deadpool_postgres::PoolError) -> String {
     match e {
@@ -261,6 +273,13 @@ fn pg(e: tokio_postgres::Error) -> Error {
             ErrorCode::Busy,
             "the database took too long over this request and stopped it; nothing was changed, and the same request may be sent again",
         ),
+        // Only a new session is refused so: it had sent nothing yet.
+        Some(code) if *code == SqlState::TOO_MANY_CONNECTIONS || *code == SqlState::CANNOT_CONNECT_NOW => {
+            Error::new(
+                ErrorCode::Busy,
+                "the database has no room for another connection now; nothing was changed, and the same request may be sent again",
+            )
+        }
         _ => Error::internal(format!("PostgreSQL: {e}")),
     }
 }

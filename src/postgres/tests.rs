@@ -647,3 +647,29 @@ async fn an_abandoned_requests_connection_has_its_statement_cancelled_and_leaves
         waited += 1;
     }
 }
+
+/// A database with no room for another session refuses it with SQLSTATE 53300; a request
+/// that met that had sent nothing, so it is load to shed, `503 busy`, not a 500. The
+/// refusal here is PostgreSQL's own: a role allowed no connection at all.
+#[tokio::test]
+async fn a_database_with_no_room_for_a_session_is_busy_not_an_internal_error() {
+    let Some(target) = database().await else { return };
+    let (admin, connection) = target.connect().await.unwrap();
+    tokio::spawn(connection);
+    let role = format!("no_room_{}", std::process::id());
+    admin.batch_execute(&format!("CREATE ROLE {role} LOGIN CONNECTION LIMIT 0")).await.unwrap();
+    let url = format!("postgres://{role}@{}/{}?sslmode=disable", target.address(), target.database());
+    let refused = tokio_postgres::connect(&url, tokio_postgres::NoTls).await.err().expect("refused");
+    assert_eq!(refused.code(), Some(&tokio_postgres::error::SqlState::TOO_MANY_CONNECTIONS), "{refused}");
+    let error = pg(refused);
+    assert_eq!((error.code, error.code.status()), (ErrorCode::Busy, 503), "{}", error.message);
+    assert!(error.message.contains("nothing was changed"), "{}", error.message);
+    admin.batch_execute(&format!("DROP ROLE {role}")).await.unwrap();
+}
+
+/// A pool whose every connection stayed in use past its wait is busy too.
+#[test]
+fn a_pool_that_stayed_full_is_busy_not_an_internal_error() {
+    let error = no_connection(deadpool_postgres::PoolError::Timeout(deadpool_postgres::TimeoutType::Wait));
+    assert_eq!((error.code, error.code.status()), (ErrorCode::Busy, 503), "{}", error.message);
+}
