@@ -249,6 +249,23 @@ impl FeedHub {
     }
 }
 
+#[cfg(test)]
+impl FeedHub {
+    /// Starts the ring at `position`, as the reader does when it starts.
+    pub(super) fn start_ring_at(&self, position: u64) {
+        *self.ring_mut() = Ring { base: Some(position), head: position, events: VecDeque::new() };
+    }
+
+    /// Puts an event in the ring, as the reader does after a read.
+    pub(super) fn push_event(&self, seq: u64, event: Bytes) {
+        let mut ring = self.ring_mut();
+        ring.events.push_back((seq, event));
+        ring.head = seq;
+        drop(ring);
+        self.version.send_modify(|v| *v += 1);
+    }
+}
+
 /// A change as the bytes of its event, serialized once for every stream.
 pub fn change_event(change: &FeedChange) -> Bytes {
     let data = serde_json::to_string(change).expect("a change serializes");

@@ -32,6 +32,15 @@ use crate::error::Error;
 /// dead one.
 pub const KEEP_ALIVE_EVERY: Duration = Duration::from_secs(15);
 
+/// The least time between two chunks of events on one stream: the events committed
+/// meanwhile go together in the next chunk. A reconnect storm commits thousands of changes
+/// a second, each in a group of its own; sent one wake-up at a time to a thousand streams,
+/// that was a million small writes a second, and a till that stayed online waited seconds
+/// behind them for its sale's answer. Batched, the same bytes go in a few large writes per
+/// stream a second; a change still reaches every stream well within a second, and the first
+/// change after a quiet spell goes at once.
+pub const EVENTS_GAP: Duration = Duration::from_millis(100);
+
 /// A comment line: what a quiet stream sends every [`KEEP_ALIVE_EVERY`].
 const KEEP_ALIVE: &[u8] = b":\n\n";
 
@@ -95,6 +104,7 @@ async fn events(
         ended: false,
         ticket,
         quiet_until: Instant::now() + KEEP_ALIVE_EVERY,
+        next_events: Instant::now(),
     };
     if let Some(page) = first {
         follower.take(page);
@@ -139,6 +149,8 @@ struct Follower {
     ticket: Ticket,
     /// When a keep-alive comment is due if nothing else was sent.
     quiet_until: Instant,
+    /// The earliest the next chunk of events may go ([`EVENTS_GAP`] after the last).
+    next_events: Instant,
 }
 
 impl Follower {
@@ -163,13 +175,28 @@ impl Follower {
         self.pending = Some(Bytes::from(chunk));
     }
 
+    /// Waits until `at`, or answers `false` when the stream ends meanwhile (the server
+    /// stops, its lifetime is over, its key is revoked).
+    async fn wait_until(&mut self, at: Instant) -> bool {
+        tokio::select! {
+            () = tokio::time::sleep_until(at) => true,
+            _ = self.stopping.wait_for(|stopping| *stopping) => false,
+            () = tokio::time::sleep_until(self.ticket.ends_at) => false,
+            () = self.ticket.wait_revoked() => false,
+        }
+    }
+
     /// The next bytes to send, or `None` when the stream ends.
     async fn next(&mut self) -> Option<Bytes> {
         loop {
             if self.ended || self.ticket.revoked() {
                 return None;
             }
+            if Instant::now() < self.next_events && !self.wait_until(self.next_events).await {
+                return None;
+            }
             if let Some(chunk) = self.pending.take() {
+                self.next_events = Instant::now() + EVENTS_GAP;
                 return Some(chunk);
             }
             self.version.borrow_and_update();
@@ -181,6 +208,7 @@ impl Follower {
                         return None;
                     }
                     self.position = last;
+                    self.next_events = Instant::now() + EVENTS_GAP;
                     return Some(chunk);
                 }
                 Lookup::Behind => match self.hub.read(self.position).await {
@@ -226,4 +254,59 @@ impl Follower {
 fn error_event(error: &Error) -> Bytes {
     let data = ApiError::from(error.clone()).body().to_string();
     Bytes::from(format!("event: error\ndata: {data}\n\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::Ipv4Addr;
+
+    use super::*;
+    use crate::api::streams::{StreamKey, Streams};
+    use crate::store::Store;
+
+    fn event(seq: u64) -> Bytes {
+        Bytes::from(format!("id: {seq}\nevent: change\ndata: {{}}\n\n"))
+    }
+
+    /// A stream sends the first change after a quiet spell at once, then no second chunk
+    /// of events sooner than `EVENTS_GAP` after it: what was committed meanwhile goes
+    /// together. (In the runtime's paused clock, so the times are exact.)
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_batches_the_changes_of_a_rush_and_sends_after_a_quiet_spell_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Database> = Arc::new(Store::open(dir.path().join("f.db")).unwrap());
+        let streams = Arc::new(Streams::new(Default::default()));
+        let hub = Arc::new(FeedHub::new(store, streams.clone()));
+        hub.start_ring_at(0);
+        let ticket = streams.admit(StreamKey::Operator, Ipv4Addr::LOCALHOST.into()).unwrap();
+        let (_running, stopping) = watch::channel(false);
+        let mut follower = Follower {
+            version: hub.subscribe(),
+            hub: hub.clone(),
+            position: 0,
+            pending: None,
+            stopping,
+            ended: false,
+            ticket,
+            quiet_until: Instant::now() + KEEP_ALIVE_EVERY,
+            next_events: Instant::now(),
+        };
+
+        hub.push_event(1, event(1));
+        let started = Instant::now();
+        assert_eq!(follower.next().await.unwrap(), event(1));
+        assert_eq!(started.elapsed(), Duration::ZERO, "the first change goes at once");
+
+        hub.push_event(2, event(2));
+        hub.push_event(3, event(3));
+        let chunk = follower.next().await.unwrap();
+        assert_eq!(started.elapsed(), EVENTS_GAP, "the next chunk waits for the gap");
+        assert_eq!(chunk, [event(2), event(3)].concat(), "and carries every change made meanwhile");
+
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        hub.push_event(4, event(4));
+        let quiet = Instant::now();
+        assert_eq!(follower.next().await.unwrap(), event(4));
+        assert_eq!(quiet.elapsed(), Duration::ZERO, "after a quiet spell, at once again");
+    }
 }

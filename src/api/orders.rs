@@ -46,6 +46,7 @@ async fn place(
     JsonBody(new): JsonBody<NewOrder>,
 ) -> ApiResult<Response> {
     check_till_time("placedAt", new.placed_at, s.clock.now(), s.idempotency_window)?;
+    let _turn = s.replay_turn(new.placed_at).await;
     let order = match key.in_window(&s) {
         None => s.store.place_order(new).await?,
         Some((key, now)) => first_outcome(s.store.place_order_once(key, new, now).await?)?,
@@ -112,6 +113,7 @@ async fn update(
         );
     }
     check_till_time("completedAt", patch.completed_at, s.clock.now(), s.idempotency_window)?;
+    let _turn = s.replay_turn(patch.completed_at).await;
     let order = match key.in_window(&s) {
         None => s.store.update_order(id, patch).await?,
         Some((key, now)) => first_outcome(s.store.update_order_once(key, id, patch, now).await?)?,
@@ -145,4 +147,90 @@ async fn delete(
         Some((key, now)) => first_outcome(s.store.delete_order_once(key, id, now).await?)?,
     }
     Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use axum::body::Body;
+    use axum::http::{Request, StatusCode};
+    use serde_json::{Value, json};
+    use tower::ServiceExt;
+
+    use crate::api::permits::REPLAYS_AT_ONCE;
+    use crate::api::{AppState, HostPolicy, KeyRing, Shared};
+    use crate::clock::Clock;
+    use crate::domain::Timestamp;
+    use crate::store::Store;
+
+    /// A sale replayed from a till's outbox (its `placedAt` minutes old) waits for a turn
+    /// while every turn is taken, and a sale made now goes past it; the replay is placed
+    /// once a turn is free. Without the lane, the replay (sent first) was placed first, and
+    /// after an outage a till that stayed online waited behind thousands of them.
+    #[tokio::test]
+    async fn a_sale_made_now_goes_past_replays_waiting_for_a_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn crate::backend::Database> =
+            Arc::new(Store::open(dir.path().join("o.db")).unwrap());
+        let streams = Arc::new(crate::api::Streams::new(Default::default()));
+        let state = AppState::new(Shared {
+            feed: Arc::new(crate::api::FeedHub::new(store.clone(), streams.clone())),
+            streams,
+            store: store.clone(),
+            keys: KeyRing::from_secrets(["k"]),
+            hosts: Arc::new(HostPolicy::new(80, &[])),
+            clock: Clock::system(),
+            failures: Default::default(),
+            stopping: tokio::sync::watch::channel(false).1,
+            idempotency_window: crate::idempotency::KEY_LIFETIME,
+            reports: Default::default(),
+        });
+        let app = crate::api::service(state.clone(), Duration::from_secs(30));
+        let post = |path: &str, body: Value, key: Option<&str>| {
+            let mut request = Request::post(path)
+                .header("host", "localhost")
+                .header("authorization", "Bearer k")
+                .header("content-type", "application/json");
+            if let Some(key) = key {
+                request = request.header("idempotency-key", key);
+            }
+            app.clone().oneshot(request.body(Body::from(body.to_string())).unwrap())
+        };
+        let pet = store.create_pet(serde_json::from_value(json!({ "name": "Rex" })).unwrap()).await.unwrap();
+        store
+            .set_inventory(pet.id, serde_json::from_value(json!({ "quantity": 10 })).unwrap())
+            .await
+            .unwrap();
+        let pet_id = pet.id.get();
+
+        let made_offline = Timestamp::from(chrono::Utc::now() - chrono::TimeDelta::minutes(5));
+        let mut turns = Vec::new();
+        for _ in 0..REPLAYS_AT_ONCE {
+            turns.push(state.replay_turn(Some(made_offline)).await.expect("an old placedAt takes a turn"));
+        }
+        let replay = json!({ "petId": pet_id, "complete": true, "placedAt": made_offline });
+        let replayed = tokio::spawn(post("/store/orders", replay, Some("outbox-1")));
+        // Given the time to reach the store, were it not held back.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let now = tokio::time::timeout(
+            Duration::from_secs(10),
+            post("/store/orders", json!({ "petId": pet_id }), None),
+        )
+        .await
+        .expect("a sale made now does not wait for the replays' turns")
+        .unwrap();
+        assert_eq!(now.status(), StatusCode::CREATED);
+        assert!(!replayed.is_finished(), "the replay waits while every turn is taken");
+        let orders = || store.list_orders(Default::default(), crate::domain::Page::new(100, 0).unwrap());
+        let placed = orders().await.unwrap();
+        assert_eq!(placed.total, 1, "only the sale made now is placed: {placed:?}");
+
+        turns.pop();
+        let replayed =
+            tokio::time::timeout(Duration::from_secs(10), replayed).await.unwrap().unwrap().unwrap();
+        assert_eq!(replayed.status(), StatusCode::CREATED, "placed once a turn is free");
+        assert_eq!(orders().await.unwrap().total, 2);
+    }
 }

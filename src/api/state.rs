@@ -3,7 +3,7 @@ use std::sync::Arc;
 
 use super::access::{HostPolicy, KeyRing};
 use super::failures::FailedAuth;
-use super::permits::Permits;
+use super::permits::{Lane, Permits};
 use crate::backend::Database;
 use crate::clock::Clock;
 
@@ -18,6 +18,8 @@ struct Server {
     shared: Shared,
     /// The imports under way (`imports.rs`).
     imports: Permits,
+    /// The writes replayed from tills' outboxes, a few at a time (`orders.rs`).
+    replays: Lane,
 }
 
 pub struct Shared {
@@ -45,7 +47,20 @@ pub struct Shared {
 
 impl AppState {
     pub fn new(shared: Shared) -> Self {
-        Self(Arc::new(Server { shared, imports: Permits::imports() }))
+        Self(Arc::new(Server { shared, imports: Permits::imports(), replays: Lane::replays() }))
+    }
+
+    /// A turn for a write its till stamped `till_time`, if that makes it a replay from the
+    /// till's outbox (`domain::is_replayed`): it waits for one of the few turns. A write made
+    /// now needs none and goes past the queue.
+    pub(super) async fn replay_turn(
+        &self,
+        till_time: Option<crate::domain::Timestamp>,
+    ) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        if !crate::domain::is_replayed(till_time, self.clock.now()) {
+            return None;
+        }
+        Some(self.0.replays.enter().await)
     }
 
     /// Room for one import, or `503 busy` while the most run already.

@@ -42,7 +42,9 @@ pub use inventory::{
 };
 pub use money::{Money, Price};
 pub use order::{NewOrder, Order, OrderFilter, OrderPatch, Quantity, shipped_at};
-pub use outbox::{Command, OutboxCounts, OutboxEntry, OutboxState, PROVISIONAL_ORDER_IDS};
+pub use outbox::{
+    Command, OutboxCounts, OutboxEntry, OutboxState, PROVISIONAL_ORDER_IDS, REPLAYED_AFTER, is_replayed,
+};
 pub use page::{Page, Paged};
 pub use pet::{
     NewPet, Pet, PetFilter, PetPatch, PetSearch, PetSort, PetStatus, duplicate_sku, pet_has_orders,

@@ -13,6 +13,20 @@ use super::{NewInventoryAdjustment, NewOrder, OrderId, PetId, Timestamp};
 pub const PROVISIONAL_ORDER_IDS: i64 = 1 << 52;
 const _: () = assert!(PROVISIONAL_ORDER_IDS < (1 << 53), "JavaScript reads ids up to 2^53 exactly");
 
+/// How far behind the server's clock a till's own time for a write (`placedAt`,
+/// `completedAt`) puts it among the writes the till queued while it could not reach the
+/// server. A write made at the counter is sent at once and carries no such time (or one a
+/// clock's error away from now); one from the outbox is as old as the outage it waited out.
+pub const REPLAYED_AFTER: chrono::TimeDelta = chrono::TimeDelta::seconds(30);
+
+/// Whether a write the till stamped `till_time` is a replay from its outbox rather than a
+/// sale being made now: after an outage a chain's tills replay thousands of them at once,
+/// and the server lets them through a few at a time so that a till that stayed online is
+/// not kept waiting behind them (`api::permits::REPLAYS_AT_ONCE`).
+pub fn is_replayed(till_time: Option<Timestamp>, now: chrono::DateTime<chrono::Utc>) -> bool {
+    till_time.is_some_and(|at| at.as_datetime() < now - REPLAYED_AFTER)
+}
+
 impl OrderId {
     /// Whether this is an order placed offline that the server has not numbered yet.
     pub fn is_provisional(self) -> bool {

@@ -173,18 +173,28 @@ fn cpu_seconds(pid: Option<u32>) -> f64 {
     ticks / 100.0
 }
 
+/// A counter sale a till made offline and replays from its outbox: its Idempotency-Key, and
+/// when it was made (`placedAt`), as the till sends them.
+#[derive(Clone, Copy)]
+struct Queued<'a> {
+    key: &'a str,
+    placed_at: &'a str,
+}
+
 /// Places one order; answers its id and when the answer came, or the status.
 async fn place(
     http: &reqwest::Client,
     args: &Args,
     pet: i64,
-    key: Option<String>,
+    queued: Option<Queued<'_>>,
 ) -> Result<(i64, Instant), u16> {
-    let mut request =
-        http.post(url(args, "/store/orders")).bearer_auth(&args.key).json(&json!({ "petId": pet }));
-    if let Some(key) = key {
-        request = request.header("Idempotency-Key", key);
-    }
+    let request = http.post(url(args, "/store/orders")).bearer_auth(&args.key);
+    let request = match queued {
+        None => request.json(&json!({ "petId": pet })),
+        Some(Queued { key, placed_at }) => request
+            .header("Idempotency-Key", key)
+            .json(&json!({ "petId": pet, "complete": true, "placedAt": placed_at })),
+    };
     let response = request.send().await.map_err(|_| 0u16)?;
     let status = response.status().as_u16();
     let done = Instant::now();
@@ -317,38 +327,48 @@ fn clone_args(args: &Args) -> Args {
 async fn storm(http: &reqwest::Client, args: &Args, pets: &[i64]) -> Value {
     let until = Instant::now() + Duration::from_secs(90);
     let run = fastrand::u64(..);
-    let started = Instant::now();
+    // The queued sales were made while the tills were offline, five minutes ago.
+    let placed_at = (chrono::Utc::now() - chrono::Duration::minutes(5)).to_rfc3339();
     // The online till: 10 sales a second for the whole storm, on its own connection, which
-    // it already had open (it stayed online).
-    let own = reqwest::Client::new();
-    let _ = own.get(url(args, "/health")).send().await;
+    // it already had open (it stayed online). It is another machine in a shop, so it runs on
+    // a thread and a runtime of its own: queued behind the thousand simulated tills' tasks
+    // in this process, its latency would measure this client, not the server.
     let online = {
-        let (http, args, pets) = (own, clone_args(args), pets.to_vec());
-        tokio::spawn(async move {
-            let mut latencies = Vec::new();
-            let mut failed = 0u64;
-            for n in 0..600u32 {
-                let due = started + Duration::from_millis(100) * n;
-                if due > started + Duration::from_secs(60) {
-                    break;
+        let (args, pets) = (clone_args(args), pets.to_vec());
+        let (ready, is_ready) = tokio::sync::oneshot::channel();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async move {
+                let http = reqwest::Client::new();
+                let _ = http.get(url(&args, "/health")).send().await;
+                let _ = ready.send(());
+                let started = Instant::now();
+                let mut latencies = Vec::new();
+                let mut failed = 0u64;
+                for n in 0..600u32 {
+                    let due = started + Duration::from_millis(100) * n;
+                    tokio::time::sleep_until(due.into()).await;
+                    match place(&http, &args, pets[fastrand::usize(..pets.len())], None).await {
+                        Ok(_) => latencies.push(due.elapsed().as_secs_f64() * 1000.0),
+                        Err(_) => failed += 1,
+                    }
+                    if STORM_DONE.load(std::sync::atomic::Ordering::Relaxed) && n >= 100 {
+                        break;
+                    }
                 }
-                tokio::time::sleep_until(due.into()).await;
-                match place(&http, &args, pets[fastrand::usize(..pets.len())], None).await {
-                    Ok(_) => latencies.push(due.elapsed().as_secs_f64() * 1000.0),
-                    Err(_) => failed += 1,
-                }
-                if STORM_DONE.load(std::sync::atomic::Ordering::Relaxed) && n >= 100 {
-                    break;
-                }
-            }
-            (latencies, failed)
-        })
+                (latencies, failed)
+            })
+        });
+        let _ = is_ready.await;
+        thread
     };
+    let started = Instant::now();
     // Every till at once: its stream, and its queued sales one after another.
     let (_seen, streams) = open_followers(args, args.tills, until).await;
     let mut tills = Vec::with_capacity(args.tills);
     for till in 0..args.tills {
-        let (http, args, pets) = (http.clone(), clone_args(args), pets.to_vec());
+        let (http, args, pets, placed_at) =
+            (http.clone(), clone_args(args), pets.to_vec(), placed_at.clone());
         tills.push(tokio::spawn(async move {
             let mut placed = Vec::new();
             for sale in 0..args.sales {
@@ -356,7 +376,7 @@ async fn storm(http: &reqwest::Client, args: &Args, pets: &[i64]) -> Value {
                 let pet = pets[(till + sale) % pets.len()];
                 // A refused or failed sale stays queued: the till tries again, as the outbox does.
                 for attempt in 0..20u32 {
-                    match place(&http, &args, pet, Some(key.clone())).await {
+                    match place(&http, &args, pet, Some(Queued { key: &key, placed_at: &placed_at })).await {
                         Ok((id, _)) => {
                             placed.push((key.clone(), pet, id));
                             break;
@@ -378,12 +398,14 @@ async fn storm(http: &reqwest::Client, args: &Args, pets: &[i64]) -> Value {
     }
     let all_placed = started.elapsed().as_secs_f64();
     STORM_DONE.store(true, std::sync::atomic::Ordering::Relaxed);
-    let (online_latencies, online_failed) = online.await.unwrap();
+    let (online_latencies, online_failed) = online.join().unwrap();
     // Exactly once: the same sales again answer the same orders.
     let mut same = 0usize;
     for chunk in placed.chunks(100) {
         let answers = futures_util::future::join_all(
-            chunk.iter().map(|(key, pet, _)| place(http, args, *pet, Some(key.clone()))),
+            chunk
+                .iter()
+                .map(|(key, pet, _)| place(http, args, *pet, Some(Queued { key, placed_at: &placed_at }))),
         )
         .await;
         same += chunk
