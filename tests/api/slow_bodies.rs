@@ -54,10 +54,7 @@ fn upload(port: u16, body: &str) -> TcpStream {
 
 #[test]
 fn health_answers_with_400_heads_without_body_or_key_and_keyed_uploads_finish() {
-    if raise_own_limit(1024).is_none() {
-        eprintln!("skipped: this process may not open 1,024 connections");
-        return;
-    }
+    raise_own_limit(1024);
     let dir = tempfile::tempdir().unwrap();
     let (mut server, port) = spawn_server_with_files(dir.path(), FILES);
 
