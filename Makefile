@@ -208,7 +208,11 @@ bundle-test: bundle
 ## databases of 100,000 and 1,000,000 pets, wrk over loopback against the server and a
 ## minimal axum ceiling, peak memory, time to ready, the app under Xvfb, the .deb (hence
 ## `bundle` first) and the Criterion benches (tests/bench/README.md). Fails if a target is
-## missed. BENCH_SECONDS (10) and BENCH_WARMUP (3) set each scenario's durations.
+## missed. BENCH_SECONDS (10) and BENCH_WARMUP (3) set each scenario's durations. Only a
+## committed tree is measured (checked before the builds): BENCH_ALLOW_DIRTY=1 tries the
+## driver on a changed one, writing target/bench/BENCHMARKS.trial.md instead.
 .PHONY: bench
-bench: bundle
+bench:
+	python3 tests/bench/run.py --check-tree
+	$(MAKE) --no-print-directory bundle
 	python3 tests/bench/run.py

@@ -2,7 +2,7 @@
 //! in order, `GET /events` pushes them and resumes from `Last-Event-ID` without a loss,
 //! and a position the feed no longer has is `410 gone`. On the engine under test.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use chrono::{TimeDelta, Utc};
 use reqwest::Method;
@@ -382,15 +382,18 @@ async fn the_clients_follower_gets_each_change_resumes_after_a_position_and_says
     assert!(start.changes.is_empty());
 
     let mut follower = client.follow(None);
-    let waiting = tokio::spawn(async move {
-        let change = follower.next().await.unwrap();
-        (change, follower)
-    });
-    // The follower connects on its first call: wait until it listens before changing.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The follower connects on its first call, and follows from the moment the server
+    // answers its request: only changes made after that are its to give. A call cut short
+    // keeps the stream it opened, so calls are cut short until it is connected.
+    let connecting = Instant::now();
+    while !follower.is_connected() {
+        assert!(connecting.elapsed() < Duration::from_secs(10), "the follower did not connect within 10 s");
+        if let Ok(given) = tokio::time::timeout(Duration::from_millis(50), follower.next()).await {
+            panic!("nothing has changed since the follower started, yet it gave {given:?}");
+        }
+    }
     let birds = app.category("Birds").await;
-    let (change, mut follower) =
-        tokio::time::timeout(Duration::from_secs(5), waiting).await.unwrap().unwrap();
+    let change = tokio::time::timeout(Duration::from_secs(5), follower.next()).await.unwrap().unwrap();
     assert_eq!((change.entity, change.id, change.action), (Entity::Category, Some(birds), Action::Created));
     assert_eq!(follower.position(), Some(change.seq));
 
@@ -561,17 +564,17 @@ async fn fifty_streams_cost_the_feeds_reads_per_commit_of_one() {
     let app = spawn_app().await;
     let mut streams = vec![Events::open(&app, None, "").await];
     change_and_receive(&app, &mut streams, 1).await;
-    let before = app.feed.reads();
+    let before = app.feed().reads();
     change_and_receive(&app, &mut streams, COMMITS).await;
-    let one = app.feed.reads() - before;
+    let one = app.feed().reads() - before;
 
     for _ in 0..49 {
         streams.push(Events::open(&app, None, "").await);
     }
     change_and_receive(&app, &mut streams, 1).await;
-    let before = app.feed.reads();
+    let before = app.feed().reads();
     change_and_receive(&app, &mut streams, COMMITS).await;
-    let fifty = app.feed.reads() - before;
+    let fifty = app.feed().reads() - before;
     // At least a read per commit either way; beyond that only the reader's once-a-second
     // look, whose count depends on how long the rounds took.
     assert!(one >= COMMITS as u64, "{one}");

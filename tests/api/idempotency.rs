@@ -297,8 +297,11 @@ async fn a_restart_keeps_the_keys() {
     // (on SQLite, where the files are the test's own; on PostgreSQL, nowhere in the table).
     match app.db.engine() {
         Engine::Sqlite => {
-            for file in [app.db_path().to_path_buf(), app.db_path().with_extension("db-wal")] {
-                let bytes = std::fs::read(&file).unwrap_or_default();
+            // The server is running, so its write-ahead log is there: a file missing is a
+            // failure, never an empty file that would hold no key.
+            let wal = format!("{}-wal", app.db_path().display());
+            for file in [app.db_path().to_path_buf(), wal.into()] {
+                let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
                 assert!(!bytes.windows(KEY.len()).any(|w| w == KEY.as_bytes()), "{}", file.display());
             }
         }

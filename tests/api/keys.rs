@@ -128,9 +128,12 @@ async fn only_a_hash_of_each_secret_is_stored() {
         conn.query_row("SELECT hash FROM api_keys WHERE name = 'till'", [], |r| r.get(0)).unwrap();
     assert_eq!(stored, api_key::hash(&secrets[0]));
 
-    // Nor does any page of the files (database and write-ahead log) carry it.
+    // Nor does any page of the files (database and write-ahead log) carry it. The store is
+    // still open, so its write-ahead log is there: a file missing is a failure, never an
+    // empty file that would hold no secret.
     for file in ["keys.db", "keys.db-wal"] {
-        let bytes = std::fs::read(dir.path().join(file)).unwrap_or_default();
+        let path = dir.path().join(file);
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for secret in &secrets {
             assert!(!bytes.windows(secret.len() - 4).any(|w| w == &secret.as_bytes()[4..]), "{file}");
         }

@@ -41,6 +41,7 @@ mod request_timeouts;
 mod search;
 mod slow_bodies;
 mod support;
+mod test_client;
 mod upgrade;
 mod versions;
 mod wrong_key_slowdown;

@@ -1,25 +1,25 @@
-//! Two servers on one database, as a chain runs several `petstore-server` replicas behind a
-//! load balancer on one PostgreSQL database (on SQLite: two processes on one file). The
-//! shop's rules hold across them: no oversell, one order per idempotency key whichever
-//! replica gets the retry, a revoked key refused by every replica from its next request,
-//! and every replica hearing of every commit.
+//! Two servers on one database in two processes, as a chain runs several `petstore-server`
+//! replicas behind a load balancer on one PostgreSQL database (on SQLite: two processes on
+//! one file): the test's own server, and a `petstore-server serve` process beside it
+//! ([`TestApp::replica_process`]). The shop's rules hold across them: no oversell, one order
+//! per idempotency key whichever replica gets the retry, a revoked key refused by every
+//! replica from its next request, and every replica hearing of every commit.
 
 use std::time::Duration;
 
-use petstore::api::parse_body;
 use petstore::api_key::Scope;
 use petstore::backend::Change;
-use petstore::domain::{InventoryUpdate, Name, NewOrder, NewPet};
+use petstore::domain::Name;
 use reqwest::Method;
 use serde_json::json;
 use tokio::task::JoinSet;
 
-use crate::support::{KEY, TestApp, TestDb, spawn_app};
+use crate::support::{KEY, TestApp, TestDb, spawn_app, spawn_app_process};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_hundred_clients_through_two_replicas_buy_a_stock_of_forty_exactly_forty_times() {
     let a = spawn_app().await;
-    let b = a.replica().await;
+    let b = a.replica_process().await;
     let pet = a.pet_with_stock("Last litter", 40).await;
 
     let mut clients = JoinSet::new();
@@ -62,7 +62,7 @@ async fn two_hundred_clients_through_two_replicas_buy_a_stock_of_forty_exactly_f
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idempotency_key_sent_to_both_replicas_at_once_places_one_order() {
     let a = spawn_app().await;
-    let b = a.replica().await;
+    let b = a.replica_process().await;
     let pet = a.pet_with_stock("Twin", 100).await;
 
     const KEYS: usize = 10;
@@ -91,7 +91,7 @@ async fn an_idempotency_key_sent_to_both_replicas_at_once_places_one_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_revoked_or_rotated_through_one_replica_is_refused_by_the_other_at_once() {
     let a = spawn_app().await;
-    let b = a.replica().await;
+    let b = a.replica_process().await;
     let admin = a.db.open().await;
     let till = admin.create_key(Name::parse("till").unwrap(), Scope::Write).await.unwrap();
     let printer = admin.create_key(Name::parse("printer").unwrap(), Scope::Read).await.unwrap();
@@ -114,17 +114,16 @@ async fn a_key_revoked_or_rotated_through_one_replica_is_refused_by_the_other_at
 }
 
 /// On PostgreSQL whatever the engine under test: a SQLite store hears only its own
-/// process's commits (see `Database::subscribe`).
+/// process's commits (see `Database::subscribe`). The commits are made through a
+/// `petstore-server` process; the store that hears them is this process's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_postgres_replica_hears_of_a_commit_made_through_another() {
     let db = TestDb::postgres();
-    let (one, other) = (db.open().await, db.open().await);
-    let mut changes = other.subscribe();
-    let pet = one.create_pet(parse_body::<NewPet>(br#"{"name": "Heard of"}"#).unwrap()).await.unwrap();
-    let stock = parse_body::<InventoryUpdate>(br#"{"quantity": 3}"#).unwrap();
-    one.set_inventory(pet.id, stock).await.unwrap();
-    let order = format!(r#"{{"petId": {}}}"#, pet.id);
-    one.place_order(parse_body::<NewOrder>(order.as_bytes()).unwrap()).await.unwrap();
+    let listening = db.open().await;
+    let mut changes = listening.subscribe();
+    let other = spawn_app_process(db).await;
+    let pet = other.pet_with_stock("Heard of", 3).await;
+    other.post("/store/orders", json!({ "petId": pet })).await.expect_status(201);
 
     let mut heard = Vec::new();
     while !(heard.contains(&Change::Pets)
@@ -134,7 +133,7 @@ async fn every_postgres_replica_hears_of_a_commit_made_through_another() {
         match tokio::time::timeout(Duration::from_secs(5), changes.recv()).await {
             Ok(Ok(change)) => heard.push(change),
             Ok(Err(e)) => panic!("the change feed broke: {e}"),
-            Err(_) => panic!("within 5 s the other store heard only {heard:?}"),
+            Err(_) => panic!("within 5 s the store in this process heard only {heard:?}"),
         }
     }
 }

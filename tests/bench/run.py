@@ -9,6 +9,12 @@ the tables, writes BENCHMARKS.md and exits non-zero if any target is missed or a
 could not be measured. Python 3 standard library only. tests/bench/README.md says what
 each scenario measures and why.
 
+A record is made of a committed tree only: the run refuses to start when `git status` shows
+any change (BENCHMARKS.md itself aside), names the full commit in the file, and does not
+write BENCHMARKS.md if the tree changed while it ran. BENCH_ALLOW_DIRTY=1 lets it run on
+a changed tree to try the driver; it then writes target/bench/BENCHMARKS.trial.md (or
+--out), headed as no record, and never BENCHMARKS.md.
+
 Environment: BENCH_SECONDS (measured seconds per scenario, default 10), BENCH_WARMUP
 (warm-up seconds, default 3), BENCH_THREADS (2), BENCH_CONNECTIONS (64), BENCH_READY_RUNS
 (9), BENCH_READ_ROUNDS (3), BENCH_SMALL_PETS (100000), BENCH_LARGE_PETS (1000000),
@@ -49,6 +55,8 @@ MIRROR_BENCH = ROOT / "target" / "release" / "examples" / "mirror-bench"
 APP = ROOT / "target" / "release" / "petstore-desktop"
 APP_BENCH = ROOT / "tests" / "e2e" / "bench.sh"
 OUTPUT = ROOT / "BENCHMARKS.md"
+# Where a run on a changed tree (BENCH_ALLOW_DIRTY=1) writes: never over the record.
+TRIAL_OUTPUT = ROOT / "target" / "bench" / "BENCHMARKS.trial.md"
 
 
 def env_int(name: str, default: int) -> int:
@@ -105,8 +113,9 @@ beside its baseline from the same run and the target of issue 6. Do not edit by 
   scenario. wrk and the server share the machine's cores. Latencies are wrk's, from the
   moment a request is written to the moment its response is read.
 - The ceiling and the two reads held against it run in alternating rounds (ceiling, by id,
-  by ids; again), each figure being its median round: this shared machine's speed drifts
-  by a tenth within a minute, and a ratio of runs far apart would measure the drift.
+  by ids; again): each req/s is its median round, and each ratio the median of the rounds'
+  own ratios (a read over the ceiling of the same round). This shared machine's speed
+  drifts by a tenth within a minute, and a ratio of runs far apart would measure the drift.
 - MB is 10^6 bytes. "met" is judged by the driver against the targets in the table.
 """
 
@@ -392,6 +401,9 @@ class Load:
     rss_kib: int
     problems: list  # anything that makes the figure untrustworthy: errors, wrong statuses
     rounds: list = field(default_factory=list)  # req/s of every round, when there were rounds
+    # Each round's req/s over the ceiling's of the same round, for the figures held against
+    # it: their median is the figure's ratio (a ratio of two rounds would measure the drift).
+    ratios: list = field(default_factory=list)
 
 
 def read_load(name: str, server: Server, script: str, max_id: int) -> Load:
@@ -416,8 +428,10 @@ READS = (
 
 def read_rounds(small: Path, key: str) -> dict:
     """The ceiling and the two reads held against it, one after another, READ_ROUNDS times,
-    with both servers started once. Each figure is its median round (by req/s), with every
-    round's req/s kept for the report; any round's problem is the figure's problem."""
+    with both servers started once. Each figure's req/s is its median round; its ratio to
+    the ceiling is the median of the rounds' own ratios (each read over the ceiling of its
+    round), never one round's read over another round's ceiling. Every round's req/s and
+    ratio are kept for the report; any round's problem is the figure's problem."""
     runs = {name: [] for name, *_ in READS}
     petstore = Server("petstore", [SERVER, "serve", "--db", small], "/health", key)
     with Server("ceiling", [CEILING], "/pets/1") as ceiling, petstore as server:
@@ -425,12 +439,32 @@ def read_rounds(small: Path, key: str) -> dict:
         for n in range(1, READ_ROUNDS + 1):
             for name, file_name, which, script in READS:
                 runs[name].append(read_load(f"{file_name}.round{n}", servers[which], script, SMALL))
+    return in_rounds(runs, "ceiling")
+
+
+def median_round(loads: list) -> Load:
+    """The round with the median req/s (the lower of the two middle ones for an even count)."""
+    return sorted(loads, key=lambda load: load.wrk.rps)[(len(loads) - 1) // 2]
+
+
+def in_rounds(runs: dict, ceiling: str) -> dict:
+    """The figures of runs made in rounds (name -> one Load a round, the `ceiling` among
+    them): each its median round, every round's req/s, and for all but the ceiling each
+    round's ratio to the ceiling of that same round."""
+    ceilings = [load.wrk.rps for load in runs[ceiling]]
     figures = {}
     for name, loads in runs.items():
-        median = sorted(loads, key=lambda load: load.wrk.rps)[(len(loads) - 1) // 2]
+        median = median_round(loads)
         problems = [p for load in loads for p in load.problems]
-        figures[name] = Load(median.wrk, median.rss_kib, problems, [load.wrk.rps for load in loads])
+        ratios = [] if name == ceiling else [load.wrk.rps / c for load, c in zip(loads, ceilings, strict=True)]
+        figures[name] = Load(median.wrk, median.rss_kib, problems, [load.wrk.rps for load in loads], ratios)
     return figures
+
+
+def ratio_text(load: Load) -> str:
+    """The median of the rounds' ratios, with each round's."""
+    return (f"{statistics.median(load.ratios):.2f} × (median of the rounds' own ratios: "
+            + ", ".join(f"{x:.2f}" for x in load.ratios) + ")")
 
 
 def fsync_ceiling() -> float:
@@ -802,7 +836,6 @@ def machine() -> list:
 
     cpu = re.search(r"^model name\s*:\s*(.+)$", Path("/proc/cpuinfo").read_text(), re.MULTILINE)
     mem = re.search(r"^MemTotal:\s+(\d+) kB", Path("/proc/meminfo").read_text(), re.MULTILINE)
-    dirty = first_line(["git", "status", "--porcelain"]) not in ("", "unknown")
     return [
         ("CPU", f"{cpu.group(1) if cpu else 'unknown'}, {os.cpu_count()} cores"),
         ("memory", f"{int(mem.group(1)) / 1024 / 1024:.1f} GiB" if mem else "unknown"),
@@ -810,8 +843,41 @@ def machine() -> list:
         ("filesystem of target/", " on ".join(first_line(["df", "--output=fstype,source", "target"], 1).split())),
         ("rustc", first_line(["rustc", "-V"])),
         ("wrk", first_line(["wrk", "-v"]).split(" Copyright")[0]),
-        ("commit", first_line(["git", "rev-parse", "--short=12", "HEAD"]) + (" + uncommitted changes" if dirty else "")),
     ]
+
+
+@dataclass(frozen=True)
+class Tree:
+    """The commit the run measures, and what `git status` shows beside it."""
+
+    commit: str  # the full hash of HEAD
+    changes: tuple  # `git status --porcelain` lines, BENCHMARKS.md (the output) left out
+
+    @property
+    def clean(self) -> bool:
+        return not self.changes
+
+    def describe(self) -> str:
+        if self.clean:
+            return f"{self.commit} (clean tree)"
+        return (f"{self.commit} + {len(self.changes)} uncommitted change(s): NOT A RECORD "
+                f"(BENCH_ALLOW_DIRTY=1; {', '.join(line[3:] for line in self.changes[:5])}"
+                f"{', ...' if len(self.changes) > 5 else ''})")
+
+
+def tree() -> Tree:
+    """HEAD and the working tree's changes (untracked files included: a new source file can
+    change the build as much as an edited one)."""
+    def git(*argv: str) -> str:
+        done = subprocess.run(["git", *argv], cwd=ROOT, capture_output=True, text=True, timeout=60)
+        if done.returncode != 0:
+            raise SystemExit(f"bench: git {' '.join(argv)} failed: {done.stderr.strip()}")
+        return done.stdout
+
+    commit = git("rev-parse", "--verify", "HEAD").strip()
+    changes = tuple(line for line in git("status", "--porcelain", "--untracked-files=all").splitlines()
+                    if line[3:] != OUTPUT.name)
+    return Tree(commit, changes)
 
 
 def ms(x: float) -> str:
@@ -861,7 +927,9 @@ def load_rows(r: Results, j: Judge) -> list:
             rows.append([label, j.missing(name, label), "", "", "", "", target, "**NO**"])
             return
         w = load.wrk
-        ratio = f"{w.rps / ceiling.wrk.rps:.2f} ×" if ceiling else "n/a"
+        # Only a figure measured in the ceiling's rounds is held against it: any other ran
+        # minutes away from it, and their ratio would measure the machine's drift too.
+        ratio = "1.00 ×" if name == "ceiling" else ratio_text(load) if load.ratios else ""
         ok = judged(load) if judged else None
         if judged and load.problems:
             j.misses.append(f"{label}: {'; '.join(load.problems)}")
@@ -872,7 +940,7 @@ def load_rows(r: Results, j: Judge) -> list:
 
     row("ceiling", "ceiling: fixed Pet as JSON, axum only", "baseline", None)
     share = f"≥ {READ_SHARE_OF_CEILING} × ceiling"
-    enough = lambda load: bool(ceiling) and load.wrk.rps >= READ_SHARE_OF_CEILING * ceiling.wrk.rps  # noqa: E731
+    enough = lambda load: bool(ceiling) and bool(load.ratios) and statistics.median(load.ratios) >= READ_SHARE_OF_CEILING  # noqa: E731
     row("GET /pets/{petId}", f"GET /pets/{{petId}}, random id, {SMALL:,} pets", share, enough)
     row("GET /pets?id=", f"GET /pets?id=, random id, {SMALL:,} pets", share, enough)
 
@@ -1022,26 +1090,39 @@ def criterion_rows(r: Results) -> list:
     return [[name, ns(mean), f"{ns(lo)} – {ns(hi)}"] for name, mean, lo, hi in r.figures.get("criterion") or []]
 
 
-def report(r: Results, facts: list) -> tuple:
+def report(r: Results, facts: list, measured: Tree, changed: bool = False) -> tuple:
+    """The report's text, and the targets missed. `measured` is the tree the run started on;
+    `changed` says it changed before the run ended."""
     j = Judge(r)
-    lines = [HEADER, "## Run", ""]
-    lines += [f"- **{k}**: {v}" for k, v in facts + machine()]
+    title, rest = HEADER.split("\n", 1)
+    lines = [title, ""]
+    if not measured.clean:
+        lines += ["**NOT A RECORD**: measured on a tree with uncommitted changes (BENCH_ALLOW_DIRTY=1), to try",
+                  "the driver. BENCHMARKS.md holds figures of a committed tree only.", ""]
+    if changed:
+        lines += ["**NOT A RECORD**: the tree changed while the run measured (another commit, or changed files),",
+                  "so these figures are not all of the commit named below.", ""]
+    lines += [rest.lstrip("\n"), "## Run", ""]
+    commit = measured.describe() + (" (changed during the run)" if changed else "")
+    lines += [f"- **{k}**: {v}" for k, v in facts + machine() + [("commit", commit)]]
     lines += [
         "",
         f"Load: `wrk -t{THREADS} -c{CONNECTIONS} -d{SECONDS}s --latency` after a {WARMUP} s warm-up run with the "
         "same settings. The ceiling and the two reads: "
         f"{READ_ROUNDS} alternating rounds against one ceiling and one server on the {SMALL:,}-pet database, "
-        "each figure its median round. Every other scenario: a server started for it on a fresh database "
-        "and stopped after it.",
+        "each req/s its median round, each ratio the median of the rounds' own ratios. Every other "
+        "scenario: a server started for it on a fresh database and stopped after it.",
         "",
         "## Throughput and latency",
         "",
     ]
     lines += table(["scenario", "req/s", "p50", "p99", "peak RSS", "vs ceiling", "target", "met"], load_rows(r, j))
-    rounds = [(name, r.figures[name].rounds) for name, *_ in READS if name in r.figures]
+    rounds = [(name, r.figures[name]) for name, *_ in READS if name in r.figures]
     if rounds:
-        lines += ["", "Every round, in order (req/s): " + "; ".join(
-            f"{name} {', '.join(f'{rps:,.0f}' for rps in each)}" for name, each in rounds) + "."]
+        lines += ["", "Every round, in order (req/s, and over the ceiling of the same round): " + "; ".join(
+            f"{name} " + ", ".join(f"{rps:,.0f}" + (f" ({x:.2f} ×)" if load.ratios else "")
+                                   for rps, x in zip(load.rounds, load.ratios or load.rounds))
+            for name, load in rounds) + "."]
     lines += [
         "",
         "Workloads: the ceiling and GET /pets/{petId} get the same script (tests/bench/lua/get_pet.lua, "
@@ -1122,7 +1203,28 @@ def main() -> int:
                         help="measure only POST /store/orders on SQLite against the fsync ceiling (and the seed it needs)")
     parser.add_argument("--only-pg-page", action="store_true",
                         help="measure only the PostgreSQL filtered page (and the seed it needs)")
+    parser.add_argument("--check-tree", action="store_true",
+                        help="only check that a whole run may start on this tree (make bench, before its builds)")
+    parser.add_argument("--out", type=Path,
+                        help=f"write the report here instead of {OUTPUT.name} (on a changed tree, "
+                             f"BENCH_ALLOW_DIRTY=1, the default is {TRIAL_OUTPUT.relative_to(ROOT)})")
     args = parser.parse_args()
+    whole_run = not (args.only_orders or args.only_pg_page or args.only_pg_reads or args.only_pg_orders
+                     or args.only_csv or args.only_remote)
+    started_on = tree()
+    output = (args.out or (OUTPUT if started_on.clean else TRIAL_OUTPUT)).resolve()
+    if whole_run and not started_on.clean:
+        if os.environ.get("BENCH_ALLOW_DIRTY") != "1":
+            raise SystemExit(
+                "bench: the tree has uncommitted changes (git status):\n  " + "\n  ".join(started_on.changes[:20])
+                + "\nBENCHMARKS.md holds figures of a committed tree, named: commit first. To try the driver "
+                f"on this tree, BENCH_ALLOW_DIRTY=1 writes {TRIAL_OUTPUT.relative_to(ROOT)} (or --out) instead.")
+        if output == OUTPUT.resolve():
+            raise SystemExit("bench: a run on a changed tree never writes BENCHMARKS.md: give another --out")
+        say(f"a trial on a changed tree (BENCH_ALLOW_DIRTY=1): the report goes to {output}, headed as no record")
+    if args.check_tree:
+        say(f"the run measures {started_on.describe()} and writes {output}")
+        return 0
 
     wall = time.monotonic()
     LOGS.mkdir(parents=True, exist_ok=True)
@@ -1156,11 +1258,24 @@ def main() -> int:
         ("CPU time stolen by the hypervisor during the measurements", stolen_share(cpu_before, cpu_times())),
         ("wall time of the measurements", f"{time.monotonic() - wall:.0f} s (the driver's builds included, `make bundle` before it not)"),
     ]
-    text, misses = report(r, facts)
-    OUTPUT.write_text(text)
+    ended_on = tree()
+    changed = ended_on != started_on
+    if changed:
+        # Built from one tree, partly measured on another (the Criterion benches build
+        # again, the driver's own files are read as they are): the file would name a
+        # commit its figures do not all come from.
+        say(f"the tree changed during the run: from {started_on.describe()} to {ended_on.describe()}")
+        if output == OUTPUT.resolve():
+            output = TRIAL_OUTPUT.resolve()
+    text, misses = report(r, facts, started_on, changed)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(text)
     print()
     print(text[text.index("## Run") :])
-    say(f"wrote {OUTPUT.relative_to(ROOT)}")
+    say(f"wrote {output}")
+    if changed:
+        say(f"not a record: the tree changed during the run, so {OUTPUT.name} was not written")
+        return 1
     if misses or r.errors:
         say(f"{len(misses)} target(s) missed or not measured:")
         for m in misses:

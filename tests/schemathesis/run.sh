@@ -56,6 +56,11 @@ if [ ! -e "$VENV/.schemathesis-$VERSION" ]; then
   touch "$VENV/.schemathesis-$VERSION"
 fi
 
+# The hooks' own tests first: an exemption that lets through more than it says would turn
+# failures of the run into passes.
+"$VENV/bin/python" -m unittest discover -q -s "$ROOT/tests/schemathesis" -p 'test_*.py' ||
+  fail "the tests of hooks.py failed (above)"
+
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/petstore-schemathesis.XXXXXX")"
 SERVER_PID=""
 cleanup() {

@@ -4,6 +4,8 @@
 
 use std::net::SocketAddr;
 use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use petstore::api::{FailureLimit, KeyRing};
 use petstore::clock::Clock;
@@ -19,16 +21,54 @@ pub const KEY: &str = "test-key-0123456789abcdefghijklmnop";
 /// A second operator key, for a second client of the same server.
 pub const OTHER_KEY: &str = "test-key-other-0123456789abcdefghijk";
 
+/// How long the tests' client waits to connect, and then for each read of an answer: a
+/// server that stops answering fails the test that asked, instead of hanging the suite.
+/// Above the server's own request timeout (30 s), which some tests wait out, and above the
+/// event streams' keep-alive (every 15 s), so only a silent server trips it.
+pub const CLIENT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const CLIENT_READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The client every [`TestApp`] sends with: see [`CLIENT_READ_TIMEOUT`].
+pub fn test_client() -> reqwest::Client {
+    test_client_with(CLIENT_CONNECT_TIMEOUT, CLIENT_READ_TIMEOUT)
+}
+
+/// [`test_client`] with other bounds, for the test of the bounds themselves.
+pub fn test_client_with(connect: Duration, read: Duration) -> reqwest::Client {
+    reqwest::Client::builder().connect_timeout(connect).read_timeout(read).build().unwrap()
+}
+
 pub struct TestApp {
     pub addr: SocketAddr,
     pub base_url: String,
     /// The database it serves; [`TestDb::open`] opens it again as another process would.
     pub db: TestDb,
     pub http: reqwest::Client,
-    /// The server's change-feed reader, with its count of database reads.
-    pub feed: std::sync::Arc<petstore::api::FeedHub>,
-    shutdown: Option<oneshot::Sender<()>>,
-    served: Option<tokio::task::JoinHandle<()>>,
+    served: Served,
+}
+
+/// Where the server runs.
+enum Served {
+    /// In this process, on this runtime: stopped through `shutdown`.
+    InProcess {
+        /// The server's change-feed reader, with its count of database reads.
+        feed: std::sync::Arc<petstore::api::FeedHub>,
+        shutdown: Option<oneshot::Sender<()>>,
+        task: Option<tokio::task::JoinHandle<()>>,
+    },
+    /// A `petstore-server serve` process of its own.
+    Process(Child),
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        // The process would outlive the test otherwise; one in this process stops when its
+        // `shutdown` sender goes.
+        if let Served::Process(child) = &mut self.served {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 /// What came back, already checked against the document.
@@ -121,18 +161,76 @@ async fn serve(db: TestDb, configure: impl FnOnce(&mut ServerConfig)) -> TestApp
         addr,
         base_url: format!("http://{addr}"),
         db,
-        http: reqwest::Client::new(),
-        feed,
-        shutdown: Some(tx),
-        served: Some(served),
+        http: test_client(),
+        served: Served::InProcess { feed, shutdown: Some(tx), task: Some(served) },
     }
 }
 
+/// `petstore-server serve` on `db` in a process of its own, with [`KEY`] as its operator
+/// key, once it answers `/health`.
+pub async fn spawn_app_process(db: TestDb) -> TestApp {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let target = match &db {
+        TestDb::Sqlite { path, .. } => path.display().to_string(),
+        TestDb::Postgres(pg) => pg.url.clone(),
+    };
+    let mut child = Command::new(env!("CARGO_BIN_EXE_petstore-server"))
+        .args(["--db", &target, "serve", "--listen", &format!("127.0.0.1:{port}")])
+        .env("PETSTORE_API_KEY", KEY)
+        .env_remove("PETSTORE_DB")
+        // Its warnings and errors beside the test's output, not every request it served.
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("petstore-server starts");
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let http = test_client();
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("petstore-server serve --db {target} exited with {status} before it answered");
+        }
+        if let Ok(reply) = http.get(format!("http://{addr}/health")).send().await
+            && reply.status() == 200
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "petstore-server did not answer /health in 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    TestApp { addr, base_url: format!("http://{addr}"), db, http, served: Served::Process(child) }
+}
+
 impl TestApp {
-    /// A second server on this one's database, as another replica behind a load balancer
-    /// (or another process on the same SQLite file).
+    /// A second server in this process on this one's database, with a store of its own
+    /// (another pool of connections, another change feed), which is not another process:
+    /// see [`TestApp::replica_process`] for that.
     pub async fn replica(&self) -> TestApp {
         serve(self.db.clone(), |_| {}).await
+    }
+
+    /// A second server on this one's database in a process of its own (`petstore-server
+    /// serve`, accepting [`KEY`]), as another replica behind a load balancer runs, or
+    /// another program on the same SQLite file.
+    pub async fn replica_process(&self) -> TestApp {
+        spawn_app_process(self.db.clone()).await
+    }
+
+    /// The server's change-feed reader, with its count of database reads; a server in
+    /// this process only.
+    #[track_caller]
+    pub fn feed(&self) -> &petstore::api::FeedHub {
+        match &self.served {
+            Served::InProcess { feed, .. } => feed,
+            Served::Process(child) => {
+                panic!("the server is process {}: its feed is not in this one", child.id())
+            }
+        }
     }
 
     /// [`TestApp::replica`] with the test's own settings, e.g. other operator keys.
@@ -222,11 +320,22 @@ impl TestApp {
     }
 
     pub async fn stop(&mut self) {
-        if let Some(tx) = self.shutdown.take() {
-            let _ = tx.send(());
-        }
-        if let Some(served) = self.served.take() {
-            served.await.unwrap();
+        match &mut self.served {
+            Served::InProcess { shutdown, task, .. } => {
+                if let Some(tx) = shutdown.take() {
+                    let _ = tx.send(());
+                }
+                if let Some(served) = task.take() {
+                    served.await.unwrap();
+                }
+            }
+            Served::Process(child) => {
+                // SIGTERM, as a service manager stops it: it finishes what it was answering.
+                // SAFETY: kill(2) on the process this test started and has not reaped.
+                unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+                let status = child.wait().unwrap();
+                assert!(status.success(), "petstore-server stopped with {status}");
+            }
         }
     }
 
