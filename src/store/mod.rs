@@ -22,9 +22,8 @@ mod paging;
 mod pets;
 pub mod seed;
 mod settings;
-
-pub(crate) use settings::parsed as settings_parsed;
 mod status_rules;
+mod types;
 
 use std::path::Path;
 use std::sync::Arc;
