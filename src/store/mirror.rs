@@ -142,7 +142,7 @@ impl Store {
     /// another remote is refused.
     pub async fn mirror_open(&self, origin: &str) -> Result<Option<u64>> {
         let origin = origin.to_owned();
-        self.with_writer(move |conn| {
+        self.exclusive(move |conn| {
             let tx = conn.transaction()?;
             tx.execute_batch(TABLES)?;
             tx.execute(
