@@ -1,8 +1,10 @@
-//! The SQLite store: the only code that touches SQL. The resource modules (one per
+//! The SQLite store, the engine and nothing else. The resource modules (one per
 //! resource, `status_rules.rs` for the pet status and stock rules, `filter.rs` for list
 //! filters, `paging.rs` for pages and their bookmarks) hold the shop's SQL; `engine/` runs it: one writer thread that commits
 //! writes in groups, a small pool of read connections that keep their snapshots, the
 //! checkpointer, and the performance ledger that says why each of them is there.
+//! `types.rs` converts domain values; `transaction.rs` is the one seam through which other
+//! SQL of the crate (a till's mirror, `crate::mirror`) writes with the shop's rules.
 
 mod backend;
 mod backup;
@@ -16,7 +18,6 @@ mod idempotency;
 mod imports;
 mod inventory;
 mod keys;
-mod mirror;
 mod orders;
 mod paging;
 mod pets;
@@ -27,6 +28,7 @@ pub mod seed;
 mod seed;
 mod settings;
 mod status_rules;
+mod transaction;
 mod types;
 
 use std::path::Path;
@@ -43,7 +45,7 @@ pub use crate::backend::Change;
 pub use crate::idempotency::{IdempotencyKey, KEY_LIFETIME, Placed};
 pub use backup::{RestoreError, Restored, restore};
 pub use engine::{OpenError, SCHEMA_VERSION, migrations};
-pub use mirror::{Missing, Put, Queued, Sent};
+pub(crate) use transaction::Transaction;
 
 use crate::error::Result;
 
