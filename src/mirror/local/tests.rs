@@ -1,5 +1,5 @@
 //! The mirror's own schema: a new file gets it whole; a till's file from before the mirror
-//! had migrations (tests/fixtures/mirror-v0.db, made by that code: tests/fixtures/README.md)
+//! had migrations (tests/fixtures/mirror/mirror-v0.db, made by that code: tests/fixtures/README.md)
 //! is upgraded by the first migration and keeps its outbox, its remembered keys and its
 //! provisional orders, and that outbox still reaches the server; a file from a newer
 //! Petstore is refused untouched.
@@ -25,7 +25,7 @@ const KEY: &str = "psk_mirror-upgrade-key-0123456789abcdef0123456";
 /// A copy of the fixture in `dir`, as `name`.
 fn fixture(dir: &Path, name: &str) -> PathBuf {
     let path = dir.join(name);
-    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mirror-v0.db"), &path).unwrap();
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/mirror/mirror-v0.db"), &path).unwrap();
     path
 }
 
