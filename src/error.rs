@@ -151,13 +151,3 @@ impl Error {
         self.code.status()
     }
 }
-
-impl From<rusqlite::Error> for Error {
-    fn from(e: rusqlite::Error) -> Self {
-        match e.sqlite_error_code() {
-            // SQLite gave up waiting for a lock (after the connection's busy timeout).
-            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => Error::busy(e),
-            _ => Error::internal(e),
-        }
-    }
-}

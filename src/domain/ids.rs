@@ -54,18 +54,6 @@ macro_rules! id_type {
                 self.0.fmt(f)
             }
         }
-
-        impl rusqlite::ToSql for $name {
-            fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-                self.0.to_sql()
-            }
-        }
-
-        impl rusqlite::types::FromSql for $name {
-            fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
-                Ok(Self(i64::column_result(v)?))
-            }
-        }
     };
 }
 

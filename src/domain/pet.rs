@@ -43,18 +43,6 @@ impl FromStr for PetStatus {
     }
 }
 
-impl rusqlite::ToSql for PetStatus {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        Ok(self.as_str().into())
-    }
-}
-
-impl rusqlite::types::FromSql for PetStatus {
-    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
-        v.as_str()?.parse().map_err(|e: String| rusqlite::types::FromSqlError::Other(e.into()))
-    }
-}
-
 /// Body of `POST /pets` and `PUT /pets/{petId}` (a full replacement: what is left out
 /// takes its default).
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

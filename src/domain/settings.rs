@@ -8,6 +8,7 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 
 use super::Name;
+use crate::error::{Error, Result};
 
 bounded_int! {
     /// The stock below which a pet is low on stock.
@@ -34,6 +35,18 @@ impl ShopSettings {
             time_zone: TimeZone::of_this_machine(),
             low_stock_below: LowStockBelow::try_from(5).expect("in range"),
         }
+    }
+
+    /// Settings as either engine stored them, a column each (the columns' own checks keep
+    /// them close to valid; a time zone this Petstore does not know is an internal error,
+    /// not a shop without settings).
+    pub fn from_stored(name: &str, currency: &str, zone: &str, low: i64) -> Result<Self> {
+        Ok(Self {
+            shop_name: Name::parse(name).map_err(Error::internal)?,
+            currency: Currency::parse(currency).map_err(Error::internal)?,
+            time_zone: TimeZone::parse(zone).map_err(Error::internal)?,
+            low_stock_below: LowStockBelow::try_from(low).map_err(Error::internal)?,
+        })
     }
 }
 

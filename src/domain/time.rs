@@ -106,19 +106,6 @@ impl<'de> Deserialize<'de> for Timestamp {
     }
 }
 
-impl rusqlite::ToSql for Timestamp {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        Ok(self.to_string().into())
-    }
-}
-
-impl rusqlite::types::FromSql for Timestamp {
-    fn column_result(v: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
-        let s = v.as_str()?;
-        Self::parse(s).map_err(|e| rusqlite::types::FromSqlError::Other(e.into()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

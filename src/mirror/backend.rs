@@ -6,13 +6,13 @@
 
 use async_trait::async_trait;
 
+use super::local::{Put, Queued};
 use super::status::SyncState;
 use super::take::put;
 use super::{Mirror, Parts, is_offline, new_key};
 use crate::backend::Petstore;
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
-use crate::store::{Put, Queued};
 
 impl Parts {
     /// Whether counter writes go straight to the outbox.
@@ -46,9 +46,9 @@ impl Parts {
     }
 
     /// Takes `command` offline and wakes the replay; `unsure` if it was sent and its
-    /// answer never came (see [`Store::queue`](crate::Store::queue)).
+    /// answer never came (see [`Local::queue`](super::local::Local::queue)).
     async fn queue(&self, key: String, command: Command, unsure: bool) -> Result<Queued> {
-        let (queued, _) = self.store.queue(key, command, unsure).await?;
+        let (queued, _) = self.local.queue(key, command, unsure).await?;
         self.queued().await;
         Ok(queued)
     }
@@ -74,7 +74,7 @@ impl Parts {
             match online(key.clone()).await {
                 Ok(answer) => {
                     // Its key remembered, for the same write sent again while offline.
-                    if let Err(e) = self.store.outbox_remember(key, command, answer.order_id()).await {
+                    if let Err(e) = self.local.remember(key, command, answer.order_id()).await {
                         tracing::debug!(error = %e.message, "a sent write's key could not be remembered");
                     }
                     return Ok(Ok(answer));
@@ -168,7 +168,7 @@ impl Mirror {
     /// reached it.
     async fn current_id(&self, id: OrderId) -> Result<OrderId> {
         if id.is_provisional()
-            && let Some(server) = self.store().server_order_id(id).await?
+            && let Some(server) = self.parts().local.server_order_id(id).await?
         {
             return Ok(server);
         }
@@ -201,7 +201,7 @@ impl Petstore for Mirror {
     }
     async fn delete_pet(&self, id: PetId) -> Result<()> {
         self.client().delete_pet(id).await.map_err(|e| needs_server("Deleting a pet", e))?;
-        self.store().mirror_remove(Entity::Pet, id.get()).await
+        self.parts().local.remove(Entity::Pet, id.get()).await
     }
 
     async fn list_categories(&self, page: Page) -> Result<Paged<Category>> {
@@ -227,7 +227,7 @@ impl Petstore for Mirror {
     }
     async fn delete_category(&self, id: CategoryId) -> Result<()> {
         self.client().delete_category(id).await.map_err(|e| needs_server("Deleting a category", e))?;
-        self.store().mirror_remove(Entity::Category, id.get()).await
+        self.parts().local.remove(Entity::Category, id.get()).await
     }
 
     async fn list_orders(&self, filter: OrderFilter, page: Page) -> Result<Paged<Order>> {
@@ -398,7 +398,7 @@ impl Mirror {
             ));
         }
         self.client().delete_order_once(&key, id).await.map_err(|e| needs_server("Deleting an order", e))?;
-        self.store().mirror_remove(Entity::Order, id.get()).await
+        self.parts().local.remove(Entity::Order, id.get()).await
     }
 
     pub(super) async fn adjust_inventory_keyed(

@@ -18,6 +18,7 @@
 mod backend;
 mod backoff;
 mod database;
+mod local;
 mod replay;
 mod status;
 mod sync;
@@ -35,6 +36,7 @@ use crate::backend::Change;
 use crate::client::Client;
 use crate::domain::{OutboxCounts, OutboxEntry};
 use crate::error::{Error, ErrorCode, Result};
+use local::Local;
 pub use status::{SyncState, SyncStatus};
 
 /// A remote shop copied into a local store, kept current and written through. Cheap to
@@ -55,7 +57,7 @@ struct Inner {
 /// What the sync task and the operations share.
 #[derive(Clone)]
 struct Parts {
-    store: Store,
+    local: Local,
     client: Client,
     status: watch::Sender<SyncStatus>,
     /// Something was queued, or staff asked to retry: replay now rather than at the next
@@ -88,7 +90,7 @@ impl Mirror {
             .map_err(|e| Error::internal(format!("cannot make the mirrors folder {}: {e}", dir.display())))?;
         let store = Store::open(file_for(dir, &origin)).map_err(|e| Error::internal(e.to_string()))?;
         let parts = Parts {
-            store,
+            local: Local::new(store),
             client,
             status: watch::channel(SyncStatus::default()).0,
             wake: Arc::new(Notify::new()),
@@ -99,7 +101,7 @@ impl Mirror {
 
     /// The local copy (for what reads it directly, such as the local API).
     pub fn store(&self) -> &Store {
-        &self.inner.parts.store
+        self.inner.parts.local.store()
     }
 
     pub fn client(&self) -> &Client {
@@ -113,22 +115,22 @@ impl Mirror {
 
     /// Changes of the mirror, whether from the server or from this till.
     pub fn subscribe(&self) -> broadcast::Receiver<Change> {
-        self.inner.parts.store.subscribe()
+        self.inner.parts.local.store().subscribe()
     }
 
     /// Every queued write, waiting or needing attention.
     pub async fn outbox(&self) -> Result<Vec<OutboxEntry>> {
-        self.inner.parts.store.outbox().await
+        self.inner.parts.local.outbox().await
     }
 
     pub async fn outbox_counts(&self) -> Result<OutboxCounts> {
-        self.inner.parts.store.outbox_counts().await
+        self.inner.parts.local.outbox_counts().await
     }
 
     /// Sends a write that needs attention again, at the end of the queue.
     pub async fn retry(&self, seq: i64) -> Result<()> {
         let parts = &self.inner.parts;
-        parts.store.outbox_retry(seq, new_key()).await?;
+        parts.local.retry(seq, new_key()).await?;
         parts.queued().await;
         Ok(())
     }
@@ -136,7 +138,7 @@ impl Mirror {
     /// Drops a write that needs attention.
     pub async fn drop_queued(&self, seq: i64) -> Result<()> {
         let parts = &self.inner.parts;
-        parts.store.outbox_drop(seq).await?;
+        parts.local.drop_queued(seq).await?;
         parts.counts_changed().await;
         Ok(())
     }
@@ -174,7 +176,7 @@ impl Parts {
     }
 
     async fn counts_changed(&self) {
-        if let Ok(counts) = self.store.outbox_counts().await {
+        if let Ok(counts) = self.local.outbox_counts().await {
             self.status.send_if_modified(|s| {
                 let changed = s.outbox != counts;
                 s.outbox = counts;

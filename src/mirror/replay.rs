@@ -16,12 +16,12 @@
 
 use std::time::Duration;
 
+use super::local::{Put, Sent};
 use super::take::{Stop, put};
 use super::{Parts, is_key_refused, is_offline};
 use crate::Petstore;
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
-use crate::store::{Put, Sent};
 
 /// Sends every waiting write; answers whether there were any. Then reads again the stock
 /// of every pet a sent or refused write was about: a write the server had applied before
@@ -46,7 +46,7 @@ async fn drain_from(
     touched: &mut std::collections::BTreeSet<PetId>,
 ) -> Result<(), Stop> {
     let mut window = None;
-    while let Some(entry) = parts.store.outbox_next().await? {
+    while let Some(entry) = parts.local.next_queued().await? {
         *sent_any = true;
         // Asked once a drain, and only when there is something to send.
         let window = match window {
@@ -55,7 +55,7 @@ async fn drain_from(
         };
         if let Some(reason) = too_old(&entry, window, Timestamp::now()) {
             tracing::info!(write = %entry.command.describe(), "a write taken offline is older than the server keeps keys; it needs attention");
-            parts.store.outbox_refused(entry.seq, reason).await?;
+            parts.local.refused(entry.seq, reason).await?;
             touched.extend(entry.command.pet_id());
             parts.counts_changed().await;
             continue;
@@ -63,12 +63,12 @@ async fn drain_from(
         match send(parts, &entry).await {
             Ok(sent) => {
                 touched.extend(entry.command.pet_id());
-                parts.store.outbox_sent(entry.seq, sent).await?
+                parts.local.sent(entry.seq, sent).await?
             }
             Err(e) if is_offline(&e) || is_key_refused(&e) => return Err(e.into()),
             Err(e) => {
                 tracing::info!(write = %entry.command.describe(), reason = %e.message, "the server refused a write taken offline; it needs attention");
-                parts.store.outbox_refused(entry.seq, e.message).await?;
+                parts.local.refused(entry.seq, e.message).await?;
                 // Its reservation was given back here; what the server has is read again
                 // below, since a refusal moves nothing there that the feed would bring.
                 touched.extend(entry.command.pet_id());
@@ -132,7 +132,7 @@ async fn server_id(parts: &Parts, order: OrderId) -> Result<OrderId> {
     if !order.is_provisional() {
         return Ok(order);
     }
-    parts.store.server_order_id(order).await?.ok_or_else(|| {
+    parts.local.server_order_id(order).await?.ok_or_else(|| {
         Error::new(
             ErrorCode::InvalidReference,
             format!("order {order} was taken offline and never reached the server (see its own entry)"),
@@ -156,7 +156,7 @@ async fn refresh_order(parts: &Parts, command: &Command) {
             }
         }
         Err(e) if e.code == ErrorCode::NotFound => {
-            let _ = parts.store.mirror_remove(Entity::Order, id.get()).await;
+            let _ = parts.local.remove(Entity::Order, id.get()).await;
         }
         // The feed brings it later.
         Err(_) => {}

@@ -9,6 +9,7 @@ use std::collections::{BTreeSet, HashMap};
 use futures_util::stream::{self, StreamExt};
 
 use super::backoff::{self, Backoff, COPY_SPREAD};
+use super::local::Put;
 use super::status::SyncState;
 use super::take::{PETS_PER_READ, Stop, put, read_pets};
 use super::{Parts, RETRY_MOST, replay};
@@ -16,7 +17,6 @@ use crate::Petstore;
 use crate::client::Follower;
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
-use crate::store::Put;
 
 /// How many changes one read of the feed takes.
 const FEED_PAGE: u32 = 500;
@@ -32,7 +32,7 @@ const ORDER_PAGE_OVERLAP: u32 = 10;
 
 pub(super) async fn run(parts: Parts, origin: String) {
     let mut position = loop {
-        match parts.store.mirror_open(&origin).await {
+        match parts.local.open(&origin).await {
             Ok(position) => break position,
             Err(e) => {
                 tracing::error!(error = %e.message, "the mirror cannot be opened; trying again in 5 s");
@@ -160,7 +160,7 @@ async fn catch_up(parts: &Parts, since: u64) -> Result<u64, Stop> {
             parts.set_state(SyncState::CatchingUp);
         }
         apply(parts, &page.changes).await?;
-        parts.store.mirror_advance(page.next).await?;
+        parts.local.advance(page.next).await?;
         at = page.next;
         parts.status.send_modify(|s| s.position = Some(at));
     }
@@ -196,7 +196,7 @@ async fn apply(parts: &Parts, changes: &[FeedChange]) -> Result<(), Stop> {
         let found = read_pets(parts, chunk).await?;
         for &id in chunk {
             if !found.iter().any(|p| p.id.get() == id) {
-                parts.store.mirror_remove(Entity::Pet, id).await?;
+                parts.local.remove(Entity::Pet, id).await?;
             }
         }
         put(parts, Put::Pets(found), false).await?;
@@ -212,7 +212,7 @@ async fn apply(parts: &Parts, changes: &[FeedChange]) -> Result<(), Stop> {
         reread(parts, (Entity::Order, id.get()), read).await?;
     }
     for (entity, id) in deleted {
-        parts.store.mirror_remove(entity, id).await?;
+        parts.local.remove(entity, id).await?;
     }
     Ok(())
 }
@@ -223,7 +223,7 @@ async fn apply(parts: &Parts, changes: &[FeedChange]) -> Result<(), Stop> {
 async fn copy(parts: &Parts) -> Result<u64, Stop> {
     let client = &parts.client;
     let head = client.changes(None, 1).await?.next;
-    parts.store.mirror_begin().await?;
+    parts.local.begin().await?;
 
     let mut offset = 0;
     loop {
@@ -285,9 +285,9 @@ async fn copy(parts: &Parts) -> Result<u64, Stop> {
     drop(stock);
     // The stock list is in stock order: a pet whose stock moved while it was read may
     // have been on no page. Those few are read one by one.
-    for pet in parts.store.mirror_unseen_stock().await? {
+    for pet in parts.local.unseen_stock().await? {
         match client.get_inventory(pet).await {
-            Ok(item) => drop(parts.store.mirror_put(Put::Stock(vec![item]), true).await?),
+            Ok(item) => drop(parts.local.put(Put::Stock(vec![item]), true).await?),
             Err(e) if e.code == ErrorCode::NotFound => {}
             Err(e) => return Err(e.into()),
         }
@@ -298,7 +298,7 @@ async fn copy(parts: &Parts) -> Result<u64, Stop> {
         copy_orders(parts, OrderFilter { cancelled, ..OrderFilter::default() }).await?;
     }
 
-    parts.store.mirror_finish(head).await?;
+    parts.local.finish(head).await?;
     parts.status.send_modify(|s| s.position = Some(head));
     Ok(head)
 }
@@ -322,7 +322,7 @@ async fn copy_orders(parts: &Parts, filter: OrderFilter) -> Result<(), Stop> {
         }
         last_read = page.items.last().map(|o| o.id);
         // An order of a pet created after the pets were read comes with the feed.
-        parts.store.mirror_put(Put::Orders(page.items), true).await?;
+        parts.local.put(Put::Orders(page.items), true).await?;
         if !full {
             return Ok(());
         }
@@ -335,7 +335,7 @@ async fn copy_orders(parts: &Parts, filter: OrderFilter) -> Result<(), Stop> {
 async fn reread(parts: &Parts, gone: (Entity, i64), read: Result<Put>) -> Result<(), Stop> {
     match read {
         Ok(what) => Ok(put(parts, what, false).await?),
-        Err(e) if e.code == ErrorCode::NotFound => Ok(parts.store.mirror_remove(gone.0, gone.1).await?),
+        Err(e) if e.code == ErrorCode::NotFound => Ok(parts.local.remove(gone.0, gone.1).await?),
         Err(e) => Err(e.into()),
     }
 }

@@ -2,11 +2,11 @@
 //! put that refers to what the mirror does not have yet (a pet in a category created since)
 //! fetches that first; and [`Stop`], what an error means for the mirror's task.
 
+use super::local::{Missing, Put};
 use super::{Parts, is_key_refused, is_offline};
 use crate::Petstore;
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
-use crate::store::{Missing, Put};
 
 /// Pets asked for in one `GET /pets?id=...`.
 pub(super) const PETS_PER_READ: i64 = Page::MAX_LIMIT as i64;
@@ -54,13 +54,13 @@ pub(super) async fn put(parts: &Parts, what: Put, seen: bool) -> Result<()> {
     if what.is_empty() {
         return Ok(());
     }
-    let missing = parts.store.mirror_put(what.clone(), seen).await?;
+    let missing = parts.local.put(what.clone(), seen).await?;
     if missing.is_empty() {
         return Ok(());
     }
     fetch_missing(parts, missing).await?;
     // Whatever is still missing now was deleted on the server meanwhile; the feed says so.
-    parts.store.mirror_put(what, seen).await?;
+    parts.local.put(what, seen).await?;
     Ok(())
 }
 
@@ -82,13 +82,13 @@ async fn fetch_missing(parts: &Parts, missing: Missing) -> Result<()> {
             Err(e) => return Err(e),
         }
     }
-    parts.store.mirror_put(Put::Categories(found), false).await?;
+    parts.local.put(Put::Categories(found), false).await?;
     if !pets.is_empty() {
         let items = pets.iter().map(|p| p.id).collect::<Vec<_>>();
-        parts.store.mirror_put(Put::Pets(pets), false).await?;
+        parts.local.put(Put::Pets(pets), false).await?;
         for pet in items {
             if let Ok(item) = parts.client.get_inventory(pet).await {
-                parts.store.mirror_put(Put::Stock(vec![item]), false).await?;
+                parts.local.put(Put::Stock(vec![item]), false).await?;
             }
         }
     }

@@ -376,15 +376,15 @@ async fn a_sale_whose_answer_was_lost_is_queued_even_where_the_mirror_shows_no_s
         server.place_order_once(key, order(pets[0], 1, true), now).await.unwrap().outcome.unwrap();
     }
     // The till's side of the time-outs: both queued, the second with no stock to reserve.
-    let store = mirror.store();
+    let local = &mirror.inner.parts.local;
     let (first, _) =
-        store.queue("lost-1".into(), Command::place(order(pets[0], 1, true)), true).await.unwrap();
+        local.queue("lost-1".into(), Command::place(order(pets[0], 1, true)), true).await.unwrap();
     let (second, _) =
-        store.queue("lost-2".into(), Command::place(order(pets[0], 1, true)), true).await.unwrap();
-    use crate::store::Queued;
+        local.queue("lost-2".into(), Command::place(order(pets[0], 1, true)), true).await.unwrap();
+    use super::local::Queued;
     assert!(matches!((&first, &second), (Queued::Order(_), Queued::Order(_))), "{first:?} {second:?}");
     // Sure it never reached the server (a refused connection), the mirror's refusal stands.
-    let sure = store.queue("never-sent".into(), Command::place(order(pets[0], 1, true)), false).await;
+    let sure = local.queue("never-sent".into(), Command::place(order(pets[0], 1, true)), false).await;
     assert_eq!(sure.unwrap_err().code, ErrorCode::PetNotAvailable);
 
     remote.up().await;

@@ -11,7 +11,7 @@ pub(super) async fn get(c: &impl GenericClient) -> Result<ShopSettings> {
     let sql = "SELECT shop_name, currency, time_zone, low_stock_below FROM shop_settings WHERE id = 1";
     match c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[]).await.map_err(pg)? {
         None => Ok(ShopSettings::defaults()),
-        Some(r) => crate::store::settings_parsed(
+        Some(r) => ShopSettings::from_stored(
             &col::<String>(&r, 0)?,
             &col::<String>(&r, 1)?,
             &col::<String>(&r, 2)?,

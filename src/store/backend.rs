@@ -170,7 +170,7 @@ impl Database for Store {
         Store::subscribe(self)
     }
     async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
-        self.with_writer(move |conn| seed::seed(conn, pets, progress)).await
+        self.exclusive(move |conn| seed::seed(conn, pets, progress)).await
     }
     /// One write (its own savepoint: a refusal rolls all of it back); a dry run in a
     /// transaction of its own that is always rolled back.
@@ -182,7 +182,7 @@ impl Database for Store {
     ) -> Result<ImportReport> {
         if dry_run {
             return self
-                .with_writer(move |conn| {
+                .exclusive(move |conn| {
                     let tx = conn.transaction()?;
                     let report = imports::import(&tx, &rows, create_categories)?;
                     tx.rollback()?;

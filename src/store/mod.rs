@@ -1,8 +1,10 @@
-//! The SQLite store: the only code that touches SQL. The resource modules (one per
+//! The SQLite store, the engine and nothing else. The resource modules (one per
 //! resource, `status_rules.rs` for the pet status and stock rules, `filter.rs` for list
 //! filters, `paging.rs` for pages and their bookmarks) hold the shop's SQL; `engine/` runs it: one writer thread that commits
 //! writes in groups, a small pool of read connections that keep their snapshots, the
 //! checkpointer, and the performance ledger that says why each of them is there.
+//! `types.rs` converts domain values; `transaction.rs` is the one seam through which other
+//! SQL of the crate (a till's mirror, `crate::mirror`) writes with the shop's rules.
 
 mod backend;
 mod backup;
@@ -16,15 +18,18 @@ mod idempotency;
 mod imports;
 mod inventory;
 mod keys;
-mod mirror;
 mod orders;
 mod paging;
 mod pets;
+// The bulk seed on a bare connection: the shells seed through `Database::seed`.
+#[cfg(any(test, feature = "test-support"))]
 pub mod seed;
+#[cfg(not(any(test, feature = "test-support")))]
+mod seed;
 mod settings;
-
-pub(crate) use settings::parsed as settings_parsed;
 mod status_rules;
+mod transaction;
+mod types;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -40,7 +45,7 @@ pub use crate::backend::Change;
 pub use crate::idempotency::{IdempotencyKey, KEY_LIFETIME, Placed};
 pub use backup::{RestoreError, Restored, restore};
 pub use engine::{OpenError, SCHEMA_VERSION, migrations};
-pub use mirror::{Missing, Put, Queued, Sent};
+pub(crate) use transaction::Transaction;
 
 use crate::error::Result;
 
@@ -128,12 +133,23 @@ impl Store {
 
     /// Runs `f` with the write connection to itself, outside any transaction, for bulk
     /// work (seed) and writes that manage their own transaction.
-    pub async fn with_writer<T, F>(&self, f: F) -> Result<T>
+    async fn exclusive<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     {
         self.inner.engine.exclusive(f).await
+    }
+
+    /// [`Store::exclusive`] for the tests and benchmarks that work below the API (a
+    /// seed of their own, a lock held on purpose): a raw connection is no door for a shell.
+    #[cfg(any(test, feature = "test-support"))]
+    pub async fn with_writer<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    {
+        self.exclusive(f).await
     }
 
     /// Writes a consistent copy of the live database to `to` while other work goes on.

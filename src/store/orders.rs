@@ -101,7 +101,7 @@ pub(super) fn place(conn: &Connection, new: &NewOrder) -> Result<Order> {
 }
 
 /// `new` stored as order `id` as it is: no rule checked, no stock taken. A till's record
-/// of an order its server may have placed already (`store::mirror`), until the server says.
+/// of an order its server may have placed already (`crate::mirror`), until the server says.
 pub(super) fn insert_as_is(conn: &Connection, id: OrderId, new: &NewOrder) -> Result<Order> {
     let now = Timestamp::now();
     let price = stock_row(conn, new.pet_id)?.and_then(|pet| pet.price);

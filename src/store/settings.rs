@@ -2,10 +2,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use crate::domain::{
-    Currency, DayRange, LowStockBelow, Name, SalesDay, ShopSettings, SpanTotals, TimeZone, day_spans,
-    sales_days,
-};
+use crate::domain::{DayRange, SalesDay, ShopSettings, SpanTotals, day_spans, sales_days};
 use crate::error::{Error, Result};
 
 pub(super) fn get(conn: &Connection) -> Result<ShopSettings> {
@@ -19,19 +16,8 @@ pub(super) fn get(conn: &Connection) -> Result<ShopSettings> {
         .optional()?;
     match row {
         None => Ok(ShopSettings::defaults()),
-        Some((name, currency, zone, low)) => parsed(&name, &currency, &zone, low),
+        Some((name, currency, zone, low)) => ShopSettings::from_stored(&name, &currency, &zone, low),
     }
-}
-
-/// Settings as stored (the columns' own checks keep them close to valid; a time zone this
-/// Petstore's database does not know is an internal error, not a shop without settings).
-pub(crate) fn parsed(name: &str, currency: &str, zone: &str, low: i64) -> Result<ShopSettings> {
-    Ok(ShopSettings {
-        shop_name: Name::parse(name).map_err(Error::internal)?,
-        currency: Currency::parse(currency).map_err(Error::internal)?,
-        time_zone: TimeZone::parse(zone).map_err(Error::internal)?,
-        low_stock_below: LowStockBelow::try_from(low).map_err(Error::internal)?,
-    })
 }
 
 /// The sales of `range`, its days counted in the shop's time zone: SQLite adds up the
