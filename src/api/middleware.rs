@@ -12,7 +12,7 @@
 //! wrapped every route, boxed its future and cloned the routes below it for every request,
 //! and together they cost a tenth of a `GET /pets/{petId}` (measured with and without them).
 //! Here the request is boxed once. Composed around the router instead (`ServiceBuilder`),
-//! they still cost +1.7 % server CPU per request in 16 paired rounds (issue 17), and would
+//! they still cost +1.7 % server CPU per request in 16 paired rounds when measured again later, and would
 //! drop reading what is left of a refused request's body. docs/ARCHITECTURE.md, "Decisions", has the
 //! figures.
 
