@@ -9,6 +9,8 @@
 //! module file, or one of the `test-support` feature) starts servers, clients and stores as
 //! it needs. Comments and string literals are blanked before the paths are read, so a path
 //! named in a comment is not an import.
+//!
+//! The same file holds ARCHITECTURE.md's error code tables to openapi.yaml and `ErrorCode`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -34,6 +36,54 @@ fn the_module_map_in_architecture_md_is_what_the_code_imports() {
         failures.is_empty(),
         "docs/ARCHITECTURE.md's module map and src/ disagree:\n{}",
         failures.join("\n")
+    );
+}
+
+/// The table of "Error codes" in docs/ARCHITECTURE.md has a row for each code of
+/// openapi.yaml's `Error` object, with the status `ErrorCode::status` gives it, and no other
+/// row: it once lacked `duplicate_sku`, and said the client-side codes were not in the
+/// document when they were.
+#[test]
+fn the_error_code_tables_in_architecture_md_are_the_documents_codes_with_their_statuses() {
+    let doc = fs::read_to_string(root().join("docs/ARCHITECTURE.md")).unwrap();
+    let section = doc
+        .split_once("\n## Error codes\n")
+        .expect("a section \"Error codes\"")
+        .1
+        .split("\n## ")
+        .next()
+        .unwrap();
+    let rows: BTreeSet<(String, String)> = section
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let status = cells.get(1)?;
+            let code = cells.get(2)?.strip_prefix('`')?.strip_suffix('`')?;
+            status.parse::<u16>().ok()?;
+            Some((status.to_string(), code.to_owned()))
+        })
+        .collect();
+
+    let document: serde_json::Value =
+        serde_norway::from_str(&fs::read_to_string(root().join("openapi.yaml")).unwrap()).unwrap();
+    let codes = document["components"]["schemas"]["Error"]["properties"]["code"]["enum"]
+        .as_array()
+        .expect("openapi.yaml's Error.code is an enum");
+    let expected: BTreeSet<(String, String)> = codes
+        .iter()
+        .map(|code| {
+            let parsed: petstore::ErrorCode = serde_json::from_value(code.clone())
+                .unwrap_or_else(|e| panic!("openapi.yaml's code {code} is no ErrorCode: {e}"));
+            (parsed.status().to_string(), code.as_str().unwrap().to_owned())
+        })
+        .collect();
+
+    let missing: Vec<_> = expected.difference(&rows).collect();
+    let extra: Vec<_> = rows.difference(&expected).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "docs/ARCHITECTURE.md's error code tables lack (status, code) {missing:?} and have {extra:?}, \
+         which openapi.yaml and ErrorCode::status do not"
     );
 }
 
