@@ -240,7 +240,7 @@ fn reexports(lib: &str) -> BTreeMap<String, String> {
         let Some(path) = statement.trim().strip_prefix("pub use ") else {
             continue;
         };
-        let (module, items) = path.split_once("::").unwrap();
+        let (module, items) = path.trim_start_matches("crate::").split_once("::").unwrap();
         let items = items.trim().trim_start_matches('{').trim_end_matches('}');
         for item in items.split(',') {
             let item = item.trim().rsplit(" as ").next().unwrap().trim();
