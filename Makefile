@@ -204,7 +204,7 @@ bundle: deps ui
 bundle-test: bundle
 	tests/package/run.sh
 
-## bench: the figures of issue 6 in one run, written to BENCHMARKS.md: release builds, seeded
+## bench: the speed and size figures in one run, each against its target, written to BENCHMARKS.md: release builds, seeded
 ## databases of 100,000 and 1,000,000 pets, wrk over loopback against the server and a
 ## minimal axum ceiling, peak memory, time to ready, the app under Xvfb, the .deb (hence
 ## `bundle` first) and the Criterion benches (tests/bench/README.md). Fails if a target is

@@ -1,13 +1,16 @@
 //! The interfaces the app, the server and the tests program against.
 //!
-//! [`Petstore`] is the shop: the SQLite [`Store`], the PostgreSQL [`PgStore`] and the HTTP
-//! [`Client`](crate::client::Client) all implement it, so local and remote mode are the
-//! same code above this line. [`Database`] is what the API server needs of an engine on top:
-//! API keys, commands run once per idempotency key, news of every commit, demo data. Both
-//! engines implement it; the server holds an `Arc<dyn Database>` and never asks which.
+//! [`Petstore`] is the shop: the SQLite [`Store`], the PostgreSQL [`PgStore`], the HTTP
+//! [`Client`](crate::client::Client) and a till's [`Mirror`] all implement it, so local and
+//! remote mode are the same code above this line. [`Database`] is what the API server needs
+//! on top: API keys, commands run once per idempotency key, news of every commit, the change
+//! feed, demo data. Both engines implement it, and so does the [`Mirror`], which the app's
+//! local API serves in remote mode; the server holds an `Arc<dyn Database>` and never asks
+//! which.
 //!
 //! [`Store`]: crate::store::Store
 //! [`PgStore`]: crate::postgres::PgStore
+//! [`Mirror`]: crate::mirror::Mirror
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};

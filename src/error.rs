@@ -13,8 +13,9 @@ tokio::task_local! {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Machine-readable error codes of the contract (the `code` of openapi.yaml's `Error` object;
-/// docs/ARCHITECTURE.md, "Error codes", says where each is produced), plus three that only
-/// the HTTP client produces, for a remote that cannot be used.
+/// docs/ARCHITECTURE.md, "Error codes", says where each is produced). The last three are
+/// made only by the HTTP client, for a remote that cannot be used; a till's local API in
+/// remote mode passes them on, so the document lists them too.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

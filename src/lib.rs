@@ -1,5 +1,8 @@
-//! Petstore core: the domain, the SQLite store, the REST API and its HTTP client. Nothing
-//! here knows about Tauri; the desktop app and `petstore-server` are both thin shells.
+//! Petstore core: the domain, the two engines (the SQLite store and PostgreSQL), the REST
+//! API and its HTTP client, and a till's mirror of a remote shop (remote mode that keeps
+//! selling offline). Nothing here knows about Tauri; the desktop app and `petstore-server`
+//! are both thin shells. Which module may import which: docs/ARCHITECTURE.md's module map,
+//! kept true by tests/architecture.rs.
 
 pub mod admission;
 pub mod backend;

@@ -32,8 +32,9 @@ pub const SYNC: &str = "petstore://sync";
 pub const OPENED_AGAIN: &str = "petstore://opened-again";
 
 /// Sends the window every change of the remote mode's sync status (the status bar and the
-/// outbox badge), from the mirror in use at each moment: `mirrors` gives the current
-/// mirror's status whenever the mode changes.
+/// outbox badge), from the mirror in use at each moment: `status` is the backend's own
+/// watch of it (`Backend::sync_watch`), which follows the new mirror, or is `None` in local
+/// mode, whenever the mode changes.
 pub fn forward_sync<R: Runtime>(
     app: AppHandle<R>,
     mut status: tokio::sync::watch::Receiver<Option<petstore::mirror::SyncStatus>>,

@@ -12,7 +12,7 @@
 //! wrapped every route, boxed its future and cloned the routes below it for every request,
 //! and together they cost a tenth of a `GET /pets/{petId}` (measured with and without them).
 //! Here the request is boxed once. Composed around the router instead (`ServiceBuilder`),
-//! they still cost +1.7 % server CPU per request in 16 paired rounds (issue 17), and would
+//! they still cost +1.7 % server CPU per request in 16 paired rounds when measured again later, and would
 //! drop reading what is left of a refused request's body. docs/ARCHITECTURE.md, "Decisions", has the
 //! figures.
 
@@ -144,10 +144,10 @@ async fn answer(edge: &Edge, router: Router, req: Request) -> Response {
 }
 
 /// Answers `answer` if it is ready within `timeout`, else 408. A timed-out request's
-/// future is dropped, but a write it sent may still be queued at the store's writer and
-/// would change the shop after the client was told the request failed (and a client that
-/// retries would order twice). So the request runs in a [`WriteAdmission`] that the store's
-/// writes pick up: at the timeout it is closed, no write of the request that has not begun
+/// future is dropped, but a write it sent may still be waiting in the engine (queued at
+/// SQLite's writer, or for a PostgreSQL connection or row lock) and would change the shop
+/// after the client was told the request failed (and a client that retries would order
+/// twice). So the request runs in a [`WriteAdmission`] that either engine's writes pick up: at the timeout it is closed, no write of the request that has not begun
 /// will begin, and the 408 says whether one had, in which case it may have been applied.
 async fn within_timeout(timeout: Duration, answer: impl Future<Output = Response>) -> Response {
     let admission = WriteAdmission::new();

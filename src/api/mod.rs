@@ -1,5 +1,6 @@
 //! The REST API (axum). One module per resource, each adding its operations to a
-//! [`Routes`] table; handlers are thin: extract, call one store operation, map the result.
+//! [`Routes`] table; handlers are thin: extract, call one operation of the
+//! server's `Arc<dyn Database>` (either engine, or a till's mirror), map the result.
 
 mod access;
 mod categories;

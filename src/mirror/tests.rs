@@ -440,7 +440,8 @@ async fn a_till_keeps_cancelled_orders_as_the_server_has_them() {
     assert_eq!(cancelled_of(&mirror).await, cancelled_of(&server).await);
 }
 
-/// Issue 30: a till cancels with `POST .../cancel` (above) and deletes only on its server.
+/// A till cancels with `POST .../cancel` (above) and deletes only on its server: a deletion
+/// queued offline would show the order gone while the server still has it.
 /// A deletion made on the server reaches the till as the feed's order `deleted`; one made
 /// on the till is forwarded; offline it is refused, with nothing changed or queued, and
 /// the order can still be cancelled.

@@ -416,7 +416,7 @@ async fn replicas_starting_together_migrate_once_and_a_newer_schema_is_refused_u
     assert_eq!(client.query_one(tables, &[]).await.unwrap().get::<_, i64>(0), before);
 }
 
-/// Issue 30: schema 8 gives the orders completed before it with no planned ship date their
+/// Schema 8 gives the orders completed before it with no planned ship date their
 /// completion time as `shipDate`, leaves a planned one and an open order alone, and tells
 /// the feed's followers once (a `reset` of the shop) instead of once per order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -600,7 +600,7 @@ async fn a_pet_by_id_is_read_again_after_its_shared_connections_were_cut() {
 /// Every session of the store is limited below the edge's timeout (`SessionLimits`), and a
 /// pooled connection dropped by a request the edge abandoned, its statement still running,
 /// is taken out of the pool with that statement cancelled. Before, it went back to the pool
-/// with its statement running (a lock wait of minutes, in the issue), and the next request
+/// with its statement running (a lock wait of minutes, when a `psql` session held the pet's row), and the next request
 /// given it waited behind that statement.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_abandoned_requests_connection_has_its_statement_cancelled_and_leaves_the_pool() {

@@ -1,7 +1,10 @@
 //! The pet status and stock rules (`domain/status_rules.rs`, shared with PostgreSQL) applied
-//! on SQLite. Every change of a pet's stock goes through [`set_stock`], inside the writer's
-//! transaction, so the rules hold atomically whatever route the change took (an order, a
-//! cancellation, staff).
+//! on SQLite. Every change of an existing pet's stock goes through [`set_stock`], inside the
+//! writer's transaction, so the rules hold atomically whatever route the change took (an
+//! order, a cancellation, staff, a till's offline sale through `store::Transaction`). A new
+//! pet's first stock is set where the pet is made (`imports.rs`, `seed.rs`); a till's copy
+//! puts in the stock its server decided (`crate::mirror::local`): docs/ARCHITECTURE.md,
+//! "Pet status and stock rules".
 
 use rusqlite::{Connection, OptionalExtension, params};
 

@@ -337,8 +337,9 @@ async fn events_push_each_change_and_a_reconnection_with_last_event_id_loses_not
     assert_eq!(replayed.data["seq"].as_u64(), Some(seen));
 }
 
-/// Issue 30: an empty `Last-Event-ID` is no position (as none), not a `400`; and each
-/// event is what the document's `FeedEvent` says, its `data` a `FeedChange` as written.
+/// An empty `Last-Event-ID` is no position (as none), not a `400`: an `EventSource`
+/// whose last event had no id sends an empty one; and each event is what the document's `FeedEvent` says, its
+/// `data` a `FeedChange` as written.
 #[tokio::test]
 async fn an_empty_last_event_id_is_no_position_and_each_event_is_as_documented() {
     let app = spawn_app().await;
@@ -474,8 +475,8 @@ async fn a_revoked_keys_quiet_stream_ends_too() {
 
 #[tokio::test]
 async fn streams_are_capped_overall_per_key_and_per_address_and_the_operator_is_still_answered() {
-    // The issue's figure was 10,000 streams of one read key, and /health with the operator's
-    // key unanswered 30 times of 30. The same at a small scale: caps of 6 overall, 2 per key
+    // Uncapped, 10,000 streams of one read key left /health with the operator's key
+    // unanswered 30 times of 30. The same at a small scale: caps of 6 overall, 2 per key
     // and 3 per address, and many times as many streams asked for.
     let app = spawn_app_configured(|config| {
         config.streams.overall = 6;

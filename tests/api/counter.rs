@@ -1,4 +1,4 @@
-//! The counter's data (issue 20): a pet's price and barcode, an order's unit price, total,
+//! The counter's data (what a shop's till needs to sell over the counter): a pet's price and barcode, an order's unit price, total,
 //! completion time and customer, on either engine. Every refusal names what is wrong.
 
 use serde_json::{Value, json};
@@ -115,7 +115,7 @@ async fn completing_stamps_completed_at_and_leaves_the_planned_ship_date() {
     assert_eq!(done.body["shipDate"], planned);
 
     let sale = app.post("/store/orders", json!({ "petId": pet, "complete": true })).await.expect_status(201);
-    // None planned: it shipped when it was sold (issue 30, the spec's "actual ship date").
+    // None planned: it shipped when it was sold (the spec's "actual ship date").
     assert!(sale.body["completedAt"].is_string(), "{}", sale.body);
     assert_eq!(sale.body["shipDate"], sale.body["completedAt"]);
 }

@@ -1,5 +1,5 @@
-//! `Idempotency-Key` on the commands a till replays besides placing an order (issue 19,
-//! "Replay"): `POST /store/inventory/{petId}/adjustments`, `PATCH` (completing) and `DELETE`
+//! `Idempotency-Key` on the commands a till replays besides placing an order (a
+//! replay sent again after a lost answer must not apply twice): `POST /store/inventory/{petId}/adjustments`, `PATCH` (completing) and `DELETE`
 //! (deleting) `/store/orders/{orderId}` and `POST /store/orders/{orderId}/cancel`. The rules are the orders' (`idempotency.rs`): a
 //! retry gets the first response and changes nothing; one key is one request (operation,
 //! id and body), so a key sent for anything else is `422 idempotency_key_reused`; keys are

@@ -167,7 +167,7 @@ async fn returning_units_that_would_overflow_the_stock_is_refused_and_changes_no
     assert_eq!(status_of(&app, pet).await.1, 1_000_000, "the stock is untouched");
 }
 
-/// Issue 30: `shipDate` is the spec's "expected or actual ship date". A completed order with
+/// `shipDate` is the spec's "expected or actual ship date". A completed order with
 /// none planned shipped when it was completed; a planned one keeps its date.
 #[tokio::test]
 async fn a_completed_order_ships_when_completed_unless_a_date_was_planned() {

@@ -1,4 +1,4 @@
-//! Cancelled orders are kept (issue 20): cancelling stamps `cancelledAt` and returns the
+//! Cancelled orders are kept (for the shop's records and the stock history): cancelling stamps `cancelledAt` and returns the
 //! stock; the order stays readable, listed apart (`cancelled=true`), refused any change, and
 //! counted nowhere (status rules, sales, exports). Completing can be undone with
 //! `{"complete": false}`. The suite runs on both engines.
@@ -211,7 +211,7 @@ async fn order_changes_until(app: &TestApp, since: u64, action: &str) -> Vec<(i6
     }
 }
 
-/// Issue 30: a client told a `DELETE` succeeded takes the order to be gone (RFC 9110), and
+/// A client told a `DELETE` succeeded takes the order to be gone (RFC 9110), and
 /// schemathesis' use-after-free check held the API to it. An open order is cancelled on the
 /// way (its stock returns); afterwards every operation on it answers 404 and no list or
 /// export shows it, while its row stays for the shop's records: the stock history, read

@@ -1,4 +1,4 @@
-//! The till tells the truth (issue 30): a sale taken offline keeps the moment the till made
+//! The till tells the truth: a sale taken offline keeps the moment the till made
 //! it (`placedAt`), beside the server's time of receipt (`createdAt`), within bounds, and
 //! the day's sales report counts it on that day. On either engine.
 

@@ -69,7 +69,7 @@ async fn order(app: &TestApp, pet: i64) -> Answer {
     Answer { status: reply.status.as_u16(), message }
 }
 
-/// The issue's `psql` session: one pet's row held `FOR UPDATE` for longer than the edge
+/// A `psql` session that holds one pet's row `FOR UPDATE` for longer than the edge
 /// waits for a request. Before the fix every order for that pet was answered `408 nothing
 /// was changed` and every one was committed once the lock went (PostgreSQL had no session
 /// limits, and a timed-out request's connection went back to the pool with its statement

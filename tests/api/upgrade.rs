@@ -15,8 +15,8 @@ use rusqlite::Connection;
 use crate::support::database::{one, stocked};
 
 /// Schema versions no released Petstore ever made: migrations 0002 and 0003 landed together
-/// (9c0e5db), so no Petstore ever made a database at version 2; issue 30's migrations from
-/// 0013 on landed with 0012 in one submission (12 has a fixture, as does the last).
+/// (9c0e5db), so no Petstore ever made a database at version 2; migrations 0013 and 0014
+/// landed with 0015 in one submission (12 has a fixture, as does the last).
 const NEVER_RELEASED: &[usize] = &[2, 13, 14];
 
 /// What one fixture holds, as recorded when it was made.
@@ -226,7 +226,7 @@ const FIXTURES: &[Fixture] = &[
         changes: 264,
         ..SHOP
     },
-    // Issue 30's last version (15): orders' `placed_at`, the `reports` scope, idempotency
+    // Version 15: orders' `placed_at`, the `reports` scope, idempotency
     // records scoped by the key's identity. The same script, so the same figures.
     Fixture {
         version: 15,
@@ -366,8 +366,8 @@ fn completed_without_ship_date(path: &Path) -> Vec<(i64, String)> {
         .unwrap()
 }
 
-/// Migration 12 gave each of `unshipped` its completion time as its `shipDate` (issue 30:
-/// the spec's "actual ship date"), and left no completed order with one but no shipDate.
+/// Migration 12 gave each of `unshipped` its completion time as its `shipDate` (the spec's
+/// "actual ship date"), and left no completed order with one but no shipDate.
 fn check_shipped(path: &Path, f: &Fixture, unshipped: &[(i64, String)]) {
     let file = file_of(f.version);
     let conn = Connection::open(path).unwrap();

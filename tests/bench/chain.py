@@ -1,4 +1,4 @@
-"""A chain's rush (issue 30), on both engines: `chain-bench` (chain.rs) against a
+"""A chain's rush (many tills following one server while it sells), on both engines: `chain-bench` (chain.rs) against a
 `petstore-server` started for each scenario, so that its counts are the scenario's own.
 
 - none / one / chain: 200 orders/s offered open loop for SECONDS, with 0, 1 and 1,000
@@ -156,7 +156,7 @@ def rows(f: dict, j) -> list:
 
 
 def section(r, j) -> list:
-    lines = [f"## A chain's rush (issue 30, tests/bench/chain.py, chain.rs)", "",
+    lines = [f"## A chain's rush (tests/bench/chain.py, chain.rs)", "",
              f"{FOLLOWERS:,} followers of `/events` (bare tokio sockets) while orders come in; each scenario on a "
              "server of its own. Feed reads are the server's own count of its database reads for event streams.", ""]
     if "chain" not in r.figures:

@@ -1,4 +1,4 @@
-"""CSV in and out of a shop (issue 20), measured in the same run as the rest, on SQLite and
+"""CSV in and out of a shop, measured in the same run as the rest, on SQLite and
 on PostgreSQL, at 100,000 and at 1,000,000 seeded pets:
 
 - `GET /exports/pets.csv` read to the end: its time, size and rows, and the server's peak
@@ -111,7 +111,7 @@ def rows(r: "bench.Results", j: "bench.Judge", engine: str) -> list:
 
 
 def section(r: "bench.Results", j: "bench.Judge") -> list:
-    lines = ["## CSV export and import (issue 20, tests/bench/csv_io.py)", "",
+    lines = ["## CSV export and import (tests/bench/csv_io.py)", "",
              "The whole pets export read to its end over loopback, then a file of 100,000 new pets "
              "(name, category, price, barcode, status, stock; five new categories) imported for real, all or "
              "nothing, into a copy of the same seeded shop; the shop counted afterwards.", ""]

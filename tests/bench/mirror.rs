@@ -1,4 +1,4 @@
-//! Remote mode's figures for `make bench` (issue 19), against a real Petstore server run in
+//! Remote mode's figures for `make bench`, against a real Petstore server run in
 //! this process on loopback over a freshly seeded SQLite database:
 //!
 //! - `first_sync_s`: a new mirror's first full copy of the shop, open to settled;

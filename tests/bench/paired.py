@@ -8,7 +8,7 @@ figures of each round are printed side by side.
 
     python3 tests/bench/paired.py NAME=VALUE [--rounds 3] [--pets 100000]
 
-Issue 17 decided the WAL-writes VFS with it (PETSTORE_WAL_WRITES=off, since removed).
+The WAL-writes VFS (PETSTORE_WAL_WRITES=off, since removed) was decided with it.
 
 Needs the release server (`cargo build --release --bin petstore-server`) and wrk.
 """

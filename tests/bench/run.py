@@ -82,7 +82,7 @@ LARGE = env_int("BENCH_LARGE_PETS", 1_000_000)
 FSYNC_COMMITS = env_int("BENCH_FSYNC_COMMITS", 2_000)
 READ_ROUNDS = env_int("BENCH_READ_ROUNDS", 3)
 
-# The targets of issue 6. MB is 10^6 bytes throughout (the stricter reading).
+# The speed targets (tests/bench/README.md). MB is 10^6 bytes throughout (the stricter reading).
 MB = 1_000_000
 READ_SHARE_OF_CEILING = 0.5
 PAGE_P99_MS = 10.0
@@ -101,7 +101,7 @@ HEADER = """\
 
 Written by `make bench` (tests/bench/run.py; tests/bench/README.md says what each scenario
 measures and why). Every figure below comes from the one run described under "Run",
-beside its baseline from the same run and the target of issue 6. Do not edit by hand: run
+beside its baseline from the same run and its target. Do not edit by hand: run
 `make bench` again.
 
 - **Ceiling**: a minimal axum 0.8 server on the same tokio runtime (no middleware, no
@@ -1026,7 +1026,7 @@ def orders_check_rows(r: Results) -> list:
     return rows
 
 
-# Remote mode (issue 19): tests/bench/mirror.rs against a server in its own process.
+# Remote mode (a till's mirror and outbox): tests/bench/mirror.rs against a server in its own process.
 MIRROR_PETS = SMALL
 MIRROR_SALES = env_int("BENCH_MIRROR_SALES", 2_000)
 MIRROR_CHANGES = env_int("BENCH_MIRROR_CHANGES", 200)
@@ -1140,7 +1140,7 @@ def report(r: Results, facts: list, measured: Tree, changed: bool = False) -> tu
     lines += table(["measure", "figure", "baseline", "target", "met"], footprint_rows(r, j))
     lines += ["", f"## The desktop app (tests/e2e/bench.sh, release build under Xvfb, {LARGE:,} pets)", ""]
     lines += table(["figure", "value", "target", "met"], app_rows(r, j))
-    lines += ["", "## Remote mode: the mirror and the outbox (issue 19, tests/bench/mirror.rs)", "",
+    lines += ["", "## Remote mode: the mirror and the outbox (tests/bench/mirror.rs)", "",
               "A release build of tests/bench/mirror.rs: a Petstore server in the same process on loopback over "
               f"a fresh SQLite database of {MIRROR_PETS:,} seeded pets; a new mirror copies it, then follows "
               "one stock change at a time (lag from the server's answer to the change in the mirror), then "
@@ -1148,7 +1148,7 @@ def report(r: Results, facts: list, measured: Tree, changed: bool = False) -> tu
               "includes the mirror noticing the server is back (it tries again at most 5 s apart).", ""]
     lines += table(["figure", "value", "target", "met"], remote_rows(r, j))
     if "pg server" in r.skipped:
-        lines += ["", f"## PostgreSQL (issue 18)", "", f"Skipped ({r.skipped['pg server']})."]
+        lines += ["", f"## PostgreSQL", "", f"Skipped ({r.skipped['pg server']})."]
     else:
         lines += [""] + postgres.section(r, j)
     lines += [""] + csv_io.section(r, j)

@@ -15,7 +15,7 @@
 //! - `powercut/`: SIGKILL keeps the kernel's page cache; these run the same rounds through
 //!   a power cut that loses what was not synced (20 rounds of each of its three kinds;
 //!   `PETSTORE_POWERCUT_ROUNDS`).
-//! - `outbox.rs`: remote mode's soak (issue 19): two tills on one server through proxies
+//! - `outbox.rs`: remote mode's soak (sales taken offline reach the server once): two tills on one server through proxies
 //!   that refuse or black-hole, the server stopped, the tills killed, sales all the while;
 //!   every sale accepted reaches the server once (3 rounds; `PETSTORE_OUTBOX_ROUNDS`; it
 //!   needs the app and a display, like the app's rounds).

@@ -1,4 +1,4 @@
-//! The soak of issue 19: two tills in remote mode on one real `petstore-server`, each behind
+//! The soak of remote mode's outbox (a sale taken offline reaches the server once): two tills in remote mode on one real `petstore-server`, each behind
 //! a proxy of its own that the test switches between forwarding, refusing (the port
 //! closed) and black-holing (connections accepted, nothing answered), the server itself
 //! stopped and started, the tills SIGKILLed and restarted on their data, and sales all the

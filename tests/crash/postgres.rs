@@ -1,4 +1,4 @@
-//! The crash rounds on PostgreSQL (issue 18): `petstore-server` replicas on a PostgreSQL
+//! The crash rounds on PostgreSQL (a chain's replicas must lose no acknowledged order either): `petstore-server` replicas on a PostgreSQL
 //! database of a throwaway, durable server (`fsync` on, as in production), loaded with
 //! concurrent orders, and then, by kind of round:
 //!
@@ -41,8 +41,8 @@ enum Kill {
 }
 
 /// How long a killed replica's sessions may take to end. A statement of a dead client
-/// runs until it is done or waits on a lock (no timeout cuts it today: issue 30, 3), but
-/// the locks it could wait on are those of other sessions of the same dead replica, which
+/// runs until it is done, waits on a lock, or meets its session's `lock_timeout` or
+/// `statement_timeout` (`postgres/config.rs`, `SessionLimits`), whichever comes first; the locks it could wait on are those of other sessions of the same dead replica, which
 /// end in turn.
 const SESSIONS_END_WITHIN: Duration = Duration::from_secs(60);
 

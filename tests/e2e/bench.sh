@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The desktop app's figures for `make bench` (issue 6): the RELEASE app on a copy of a
+# The desktop app's figures for `make bench`: the RELEASE app on a copy of a
 # database (e.g. one seeded with 1,000,000 pets), under Xvfb exactly as the end-to-end suite
 # runs it (run.sh: xvfb-run, dbus-run-session, NO_AT_BRIDGE=1, tauri-driver), measured by the
 # suite's own scale.test.js:

@@ -1,4 +1,4 @@
-// The counter end to end (issue 20), in the real app: a barcode scanned into the window (its
+// The counter end to end, in the real app: a barcode scanned into the window (its
 // keystrokes, then Enter) sells the pet at its price; the order's receipt shows the total;
 // the Sales screen shows today's takings; an import with a bad line names the line and
 // imports nothing. Screenshots of the new screens land in target/e2e/.

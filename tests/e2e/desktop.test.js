@@ -1,4 +1,4 @@
-// A desktop app that behaves like one (issue 21): the theme switch (its colours, and the
+// A desktop app that behaves like one: the theme switch (its colours, and the
 // choice surviving a restart), every keyboard shortcut, dialogs that keep the focus in
 // (Shift+Tab as WebKitGTK sends it), a visible focus ring on every control Tab reaches, the
 // pet picker's highlight, the focus after a sale, every screen whole at the smallest window

@@ -1,4 +1,4 @@
-// Three languages (issue 21): in the real app, Settings › Appearance switches the whole window
+// Three languages (English, German, Spanish): in the real app, Settings › Appearance switches the whole window
 // to German and to Spanish at once; every screen and the main dialogs render in it with no
 // text missing (the window reports any key its language lacks) and no English word left in
 // the window's own texts; every screen whole at the smallest window (960x600), where German's

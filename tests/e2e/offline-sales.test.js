@@ -1,4 +1,4 @@
-// Scenario 7: selling while the server is down (issue 19). A till in remote mode (set up by
+// Scenario 7: selling while the server is down. A till in remote mode (set up by
 // the environment, as IT provisions tills) on a real petstore-server with a pet in stock;
 // the server becomes unreachable; the clerk sells 3 through the Pets screen's sale dialog;
 // the badge says 3 to send; the app is killed with SIGKILL and started again on the same

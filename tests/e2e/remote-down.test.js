@@ -52,7 +52,7 @@ test('an unreachable remote shows a clear error and the app stays usable', { tim
     await browser.waitUntil(
       async () => {
         const alert = await errorAlertText(browser);
-        // One state in remote mode (issue 30): the sync's "Offline since", or before a
+        // One state in remote mode (the status check could disagree with the sync for seconds): the sync's "Offline since", or before a
         // mirror exists the status check's "Not reachable".
         const reach = (await textOf(browser, 'status-sync')) ?? (await textOf(browser, 'status-reachable'));
         shown = alert ?? (/Not reachable|Offline since/.test(reach ?? '') ? reach : null);

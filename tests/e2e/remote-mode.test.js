@@ -51,7 +51,7 @@ test('remote mode manages the remote store; local data comes back', { timeout: T
     await click(browser, 'save-settings');
     await waitForText(browser, 'toast', /Settings saved/);
     await waitForText(browser, 'status-backend', `Remote server · ${server.url}`);
-    // One state in remote mode: the sync's (issue 30).
+    // One state in remote mode, the sync's: the status check could disagree with it for seconds.
     await waitForText(browser, 'status-sync', 'Synced');
 
     // The Pets screen now shows the (empty) remote store, not the local pet.

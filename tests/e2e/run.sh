@@ -75,7 +75,7 @@ suite "${TESTS[@]}"
 rc=$?
 set -e
 
-# Remote mode once more against a server on PostgreSQL (issue 18): the app cannot tell the
+# Remote mode once more against a server on PostgreSQL (a chain's till talks to one): the app cannot tell the
 # engines apart, and this run shows it. E2E_POSTGRES=0 leaves it out; so does picking tests.
 if [ -z "${E2E_TESTS:-}" ] && [ "${E2E_POSTGRES:-1}" != 0 ]; then
   # shellcheck source=../support/throwaway-postgres.sh

@@ -1,4 +1,4 @@
-// The Pets screen at a million pets (issue 6): how long the real app takes, from a person's
+// The Pets screen at a million pets (a shop's catalogue may be that large): how long the real app takes, from a person's
 // click or last keystroke to the table showing the new rows, for paging (next, last, first),
 // a category, a status filter, a search and clearing it; and its first screen and memory.
 //

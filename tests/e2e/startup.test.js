@@ -1,4 +1,4 @@
-// Starting the real app (issue 21): a failed start shows a window that says why (a database
+// Starting the real app: a failed start shows a window that says why (a database
 // from a newer Petstore, a data folder that cannot be made), a second launch on the same
 // data folder hands over to the first window and leaves one app, and the window's size
 // survives a restart. Screenshots of the failure screens land in target/e2e/.

@@ -82,7 +82,7 @@ mkdir -p "$OUT"
 # The stateful phase gets a shop of its own, seeded the same way (the seed is a fixed run,
 # src/demo.rs): started after the fuzzing phase's thousands of random writes, its scenarios
 # met whatever those left behind, and ran 64 cases on SQLite against 261 on PostgreSQL with
-# the same seed (issue 30). From a fresh shop, the same requests get the same answers on
+# the same seed. From a fresh shop, the same requests get the same answers on
 # every run of an engine, so a pass means the same on every machine.
 if [ "$ENGINE" = postgres ]; then
   start_postgres petstore-schemathesis || fail "no throwaway PostgreSQL (above)"

@@ -44,7 +44,7 @@
 //!
 //! | mechanism | measured gain | why it went |
 //! | --- | --- | --- |
-//! | a VFS that held a commit's WAL frames in memory and wrote them in a few writes at its sync (Linux) | +7..29 % orders/s in paired runs (tests/bench/paired.py, issue 17), orders ≥ 10,000/s without it | it wrote a rolled-back transaction's spilled frames later, over frames another connection had committed: the power-cut rounds lost acknowledged orders |
+//! | a VFS that held a commit's WAL frames in memory and wrote them in a few writes at its sync (Linux) | +7..29 % orders/s in paired runs (tests/bench/paired.py), orders ≥ 10,000/s without it | it wrote a rolled-back transaction's spilled frames later, over frames another connection had committed: the power-cut rounds lost acknowledged orders |
 //!
 //! Outside the engine, for the same targets (each module says more):
 //!

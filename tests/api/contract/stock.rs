@@ -25,7 +25,7 @@ pub(super) async fn orders_take_stock_and_completing_the_last_sells_the_pet(
     t.fails("order a pending pet", p.place_order(order(rex, 1)).await, PetNotAvailable);
 
     let done = t.ok("complete the first", p.update_order(first.id, complete()).await);
-    // Completing stamps when; with no ship date planned, it shipped then (issue 30).
+    // Completing stamps when; with no ship date planned, it shipped then (the spec's "expected or actual ship date").
     assert!(done.complete && done.completed_at.is_some() && done.ship_date == done.completed_at, "{done:?}");
     assert_eq!(stock_of(p, t, rex).await, (0, Pending), "one order is still open");
     let shipped = OrderPatch { ship_date: Some(Some(time("2026-12-01T09:00:00Z"))), ..complete() };

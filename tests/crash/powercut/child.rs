@@ -125,7 +125,7 @@ fn served_child() {
 /// and then rolls back. Spilled frames are written to the WAL without a commit, past the
 /// last committed frame: after the rollback, the next commit (the store's) is written over
 /// them. The connection goes through the same VFS as the store's own connections, the
-/// power-cut VFS. (The WAL-writes VFS the store had until issue 17 held such frames and
+/// power-cut VFS. (The WAL-writes VFS the store once had held such frames and
 /// wrote them after the rollback, over frames committed since: this is the round that
 /// caught it.)
 fn spill_and_roll_back(db: PathBuf) {
