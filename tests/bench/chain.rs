@@ -1,4 +1,4 @@
-//! A chain's rush for `make bench` (issue 30): many tills following `/events` while orders
+//! A chain's rush for `make bench`: many tills following `/events` while orders
 //! come in, against a running `petstore-server` on loopback (`chain.py` starts it).
 //!
 //! - `load`: `--followers` streams, each a bare tokio socket that scans its events for

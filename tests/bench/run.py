@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`make bench`: every figure of issue 6, measured in one run, written to BENCHMARKS.md.
+"""`make bench`: every speed and memory figure the project holds itself to, measured in one run, written to BENCHMARKS.md.
 
 Builds the release binaries, seeds fresh databases of 100,000 and 1,000,000 pets, loads
 the real server and a minimal axum "ceiling" with wrk (same threads, connections and
