@@ -46,7 +46,7 @@ impl Export {
             Self::Pets => "id,name,category,price,sku,status,stock,description",
             Self::Inventory => "petId,name,status,stock,updatedAt",
             Self::Orders(_) => {
-                "id,petId,pet,quantity,unitPrice,total,complete,createdAt,completedAt,shipDate,customerName,customerPhone,note"
+                "id,petId,pet,quantity,unitPrice,total,complete,createdAt,completedAt,shipDate,customerName,customerPhone,note,placedAt"
             }
         }
     }
@@ -175,6 +175,8 @@ fn order_row(o: &OrderExport, out: &mut String) {
             &text(order.customer_name.as_deref().unwrap_or("")),
             &text(order.customer_phone.as_deref().unwrap_or("")),
             &text(order.note.as_deref().unwrap_or("")),
+            // Last, so that a sheet reading the columns by position before it keeps working.
+            &time(order.placed_at),
         ],
     );
 }

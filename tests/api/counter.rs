@@ -291,17 +291,22 @@ async fn the_exports_are_rfc_4180_csv_with_formulas_defused() {
     )
     .await
     .expect_status(201);
+    // A sale the till made offline a minute ago: the export says when it was made.
+    let made = (chrono::Utc::now() - chrono::TimeDelta::minutes(1)).format("%Y-%m-%dT%H:%M:%SZ").to_string();
+    app.post("/store/orders", json!({ "petId": rex, "complete": true, "placedAt": made })).await.expect_status(201);
     let today = chrono::Utc::now().date_naive();
     let orders = csv(&app, &format!("/exports/orders.csv?from={today}&to={today}")).await;
     let mut lines = orders.lines();
     assert_eq!(
         lines.next(),
         Some(
-            "id,petId,pet,quantity,unitPrice,total,complete,createdAt,completedAt,shipDate,customerName,customerPhone,note"
+            "id,petId,pet,quantity,unitPrice,total,complete,createdAt,completedAt,shipDate,customerName,customerPhone,note,placedAt"
         )
     );
     let row = lines.next().unwrap();
-    assert!(row.contains(",2,249.00,498.00,true,") && row.contains(",'-Ana,"), "{row}");
+    assert!(row.contains(",2,249.00,498.00,true,") && row.contains(",'-Ana,") && row.ends_with(','), "{row}");
+    let offline = lines.next().unwrap();
+    assert!(offline.ends_with(&format!(",{made}")), "placedAt last: {offline}");
     assert_eq!(lines.next(), None);
     let yesterday = today.pred_opt().unwrap();
     assert_eq!(
