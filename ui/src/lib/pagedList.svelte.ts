@@ -74,14 +74,23 @@ export class PagedList<F, P extends Page> {
       }
     });
 
-    $effect(() => onChange(options.kinds ?? ALL_CHANGES, (changed) => void this.#changed(changed, options)));
+    // One update after another, so an older answer for a row never lands after a newer one.
+    $effect(() =>
+      onChange(options.kinds ?? ALL_CHANGES, (changed) => {
+        this.#updates = this.#updates.then(() => this.#changed(changed, options));
+      }),
+    );
   }
+
+  #updates: Promise<void> = Promise.resolve();
 
   async #changed(changed: Changed, options: { concerns?: (c: Changed, page: P) => boolean; rows?: RowUpdates<F, Item<P>> }) {
     const page = this.page;
     const query = this.#loader.query;
-    if (changed.reset || !page || !query || this.loading) return this.reload();
-    if (options.concerns && !options.concerns(changed, page)) return;
+    if (changed.reset) return this.reload();
+    if (page && options.concerns && !options.concerns(changed, page)) return;
+    // A load running now may have started before the change: the page again, after it.
+    if (!page || !query || this.loading) return this.reload();
     const rows = options.rows;
     if (!rows) return this.reload();
     const onPage = new Set(page.items.map((r) => rows.id(r)));
@@ -97,13 +106,15 @@ export class PagedList<F, P extends Page> {
       return this.reload();
     }
     const byId = new Map(fresh.map((r) => [rows.id(r), r]));
-    const moved = page.items.some((r) => {
+    // The page as it is now: this window's own write may have changed a row meanwhile.
+    const now = this.page ?? page;
+    const moved = now.items.some((r) => {
       const after = byId.get(rows.id(r));
       return after !== undefined && rows.stays !== undefined && !rows.stays(r, after, query.filters);
     });
     if (ids.some((id) => !byId.has(id)) || moved) return this.reload();
-    const items = page.items.map((r) => byId.get(rows.id(r)) ?? r);
-    this.#loader.replace(mark, { ...page, items } as P);
+    const items = now.items.map((r) => byId.get(rows.id(r)) ?? r);
+    this.#loader.replace(mark, { ...now, items } as P);
   }
 
   /** Changes a row of the page showing as `update` says (the answer of this window's own write). */
