@@ -75,6 +75,19 @@ describe('data change events', () => {
     expect(b.argsOf('list_pet_rows').at(-1)!.query).toMatchObject({ ids: [1] });
   });
 
+  it('the open sale dialog shows its row’s stock as it changes', async () => {
+    const { stock } = shop();
+    render(App);
+    await screen.findByTestId('pet-row-2');
+    await waitFor(() => expect(stockOf(2)).toHaveTextContent('5'));
+    await userEvent.click(screen.getByTestId('order-pet-2'));
+    expect(screen.getByTestId('order-stock')).toHaveTextContent('5');
+    // Another till sells two: the row is read again, and the dialog follows it.
+    stock[2] = 3;
+    await emit('petstore://changed', changed({ stock: [2], orders: [50] }));
+    await waitFor(() => expect(screen.getByTestId('order-stock')).toHaveTextContent('3'));
+  });
+
   it('a burst of events reads the changed rows of the page once, and no page', async () => {
     const { stock, b } = shop();
     render(App);
