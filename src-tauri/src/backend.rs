@@ -12,10 +12,11 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use petstore::client::Client;
 use petstore::mirror::{Mirror, SyncStatus};
-use petstore::store::Change;
 use petstore::{Database, Petstore, Store};
 use tauri::async_runtime::JoinHandle;
 use tokio::sync::{broadcast, watch};
+
+use crate::changes::DataChanged;
 
 /// Which backend is in use, as the status bar names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +31,7 @@ pub struct Backend {
     mirrors: PathBuf,
     active: RwLock<Active>,
     /// The remote's changes, while in remote mode.
-    remote_changes: broadcast::Sender<Change>,
+    remote_changes: broadcast::Sender<DataChanged>,
     /// The mirror's sync status, `None` in local mode.
     sync: watch::Sender<Option<SyncStatus>>,
     /// The task forwarding the mirror's changes to `remote_changes` and its status to `sync`.
@@ -99,7 +100,7 @@ impl Backend {
     }
 
     /// Changes of the remote shop while in remote mode, for the window.
-    pub fn remote_changes(&self) -> broadcast::Receiver<Change> {
+    pub fn remote_changes(&self) -> broadcast::Receiver<DataChanged> {
         self.remote_changes.subscribe()
     }
 
@@ -151,24 +152,22 @@ impl Drop for Backend {
     }
 }
 
-/// Passes the mirror's changes and its sync status on to the window.
-async fn forward(mirror: Mirror, to: broadcast::Sender<Change>, sync: watch::Sender<Option<SyncStatus>>) {
-    let mut changes = mirror.subscribe();
+/// Passes the mirror's changes (read from its change feed) and its sync status on to the
+/// window.
+async fn forward(
+    mirror: Mirror,
+    to: broadcast::Sender<DataChanged>,
+    sync: watch::Sender<Option<SyncStatus>>,
+) {
     let mut status = mirror.status();
-    loop {
-        sync.send_replace(Some(status.borrow_and_update().clone()));
-        tokio::select! {
-            change = changes.recv() => match change {
-                Ok(change) => drop(to.send(change)),
-                // Fell behind: refresh everything rather than miss one.
-                Err(broadcast::error::RecvError::Lagged(_)) => {
-                    for change in Change::ALL {
-                        let _ = to.send(change);
-                    }
-                }
-                Err(broadcast::error::RecvError::Closed) => return,
-            },
-            changed = status.changed() => if changed.is_err() { return },
+    let changes = crate::changes::follow(mirror, move |changed| drop(to.send(changed)));
+    let status = async move {
+        loop {
+            sync.send_replace(Some(status.borrow_and_update().clone()));
+            if status.changed().await.is_err() {
+                return;
+            }
         }
-    }
+    };
+    futures_util::future::join(changes, status).await;
 }

@@ -1,24 +1,33 @@
-//! Tells the window when data changed, whoever changed it (this window, the local API, a
-//! script), so it can refresh what it shows.
+//! Tells the window what data changed, whoever changed it (this window, the local API, a
+//! script, another till), so it updates what it shows: the rows that changed, or
+//! everything after a reset (see `changes.rs`).
 
-use petstore::store::Change;
+use petstore::Store;
 use tauri::{AppHandle, Emitter, Runtime};
 use tokio::sync::broadcast;
 
+use crate::changes::{self, DataChanged};
+
 pub const CHANGED: &str = "petstore://changed";
 
-pub fn forward_changes<R: Runtime>(app: AppHandle<R>, mut changes: broadcast::Receiver<Change>) {
+/// The local store's changes, read from its change feed.
+pub fn follow_local<R: Runtime>(app: AppHandle<R>, store: Store) {
+    tauri::async_runtime::spawn(changes::follow(store, move |changed| {
+        let _ = app.emit(CHANGED, changed);
+    }));
+}
+
+/// The remote shop's changes (its mirror's, read by the backend), as they come.
+pub fn forward_changes<R: Runtime>(app: AppHandle<R>, mut changes: broadcast::Receiver<DataChanged>) {
     tauri::async_runtime::spawn(async move {
         loop {
             match changes.recv().await {
-                Ok(change) => {
-                    let _ = app.emit(CHANGED, change);
+                Ok(changed) => {
+                    let _ = app.emit(CHANGED, changed);
                 }
                 // Missed some: say everything may have changed.
                 Err(broadcast::error::RecvError::Lagged(_)) => {
-                    for change in Change::ALL {
-                        let _ = app.emit(CHANGED, change);
-                    }
+                    let _ = app.emit(CHANGED, DataChanged::reset());
                 }
                 Err(broadcast::error::RecvError::Closed) => break,
             }

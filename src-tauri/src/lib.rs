@@ -3,6 +3,7 @@
 //! serves the REST API on localhost and tells the window when the data changed.
 
 mod backend;
+pub mod changes;
 pub mod commands;
 mod deferred;
 mod error;
@@ -184,7 +185,7 @@ fn start<R: Runtime>(
         port,
         launch.provisioning.clone(),
     ))?;
-    events::forward_changes(app.handle().clone(), shell.backend().local().subscribe());
+    events::follow_local(app.handle().clone(), shell.backend().local().clone());
     events::forward_changes(app.handle().clone(), shell.backend().remote_changes());
     events::forward_sync(app.handle().clone(), shell.backend().sync_watch());
     app.manage(shell);

@@ -10,11 +10,12 @@ use petstore::ErrorCode;
 use petstore::domain::*;
 use petstore::mirror::SyncStatus;
 use petstore::store::{Change, IssuedKey, KeyInfo, Scope};
+use petstore_desktop::changes::DataChanged;
 use petstore_desktop::commands::PageQuery;
 use petstore_desktop::commands::files::{ExportKind, FileChoice};
 use petstore_desktop::commands::inventory::InventoryQuery;
 use petstore_desktop::commands::orders::OrderQuery;
-use petstore_desktop::commands::pets::PetQuery;
+use petstore_desktop::commands::pets::{PetQuery, PetRow};
 use petstore_desktop::commands::updates::UpdateSettings;
 use petstore_desktop::updates::UpdateOffer;
 use petstore_desktop::*;
@@ -43,8 +44,11 @@ fn export_all(dir: &Path) {
         StockEntry,
         StockEntryKind,
         Paged<Pet>,
+        PetRow,
+        Paged<PetRow>,
         ErrorCode,
         Change,
+        DataChanged,
         CommandError,
         PetQuery,
         OrderQuery,

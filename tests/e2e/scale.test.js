@@ -6,7 +6,7 @@
 // notes when the click or the last `input` event reached the page, a MutationObserver when
 // the table holds different rows (or a different total) and is no longer busy, and an
 // animation frame after that when those rows were painted. A wrapper around the IPC's fetch
-// notes when the table's list_pets call left and came back, which splits each figure into
+// notes when the table's list_pet_rows call left and came back, which splits each figure into
 // the UI's part (debounce included) and the backend's (IPC + store). WebDriver round trips
 // are outside every figure.
 //
@@ -86,7 +86,7 @@ const record = (key, value) => figures.set(key, value);
 // In the webview
 
 // Installed once per page. `arm(kind, target)` starts one measurement; `result()` answers
-// null until it is over. Only the table's own list_pets call (limit 25) counts as its request.
+// null until it is over. Only the table's own list_pet_rows call (limit 25) counts as its request.
 const INSTRUMENT = `
   if (window.__scale) return true;
   const s = (window.__scale = { a: null });
@@ -147,7 +147,7 @@ const INSTRUMENT = `
   window.fetch = function (url, init) {
     const p = fetch.call(this, url, init);
     const a = s.a;
-    if (a && String(url).endsWith('/list_pets')) {
+    if (a && String(url).endsWith('/list_pet_rows')) {
       let limit = null;
       try {
         limit = JSON.parse(init.body).query.limit;
@@ -397,7 +397,7 @@ test(`the Pets screen at ${fmt(PETS)} pets`, { timeout: 240_000 + LAUNCHES * 60_
       assert.deepEqual(r.snapshot.ids, firstIds);
     }
     // The debounce the UI really applied: from the last key's input event to the table's
-    // list_pets request leaving (median of the runs), its timer and the reactivity after it
+    // list_pet_rows request leaving (median of the runs), its timer and the reactivity after it
     // included. DEBOUNCE_MS is only what PetsScreen.svelte asks for.
     record('search_debounce_ms', round(median(samples.get('search').map((r) => r.beforeRequestMs))));
     shown = await snapshot(browser);

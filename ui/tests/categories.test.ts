@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
 import { category, paged } from '../src/dev/fixtures';
-import { mockBackend, reject } from '../src/dev/mockBackend';
+import { mockBackend, reject } from './petsBackend';
 import CategoriesScreen from '../src/screens/CategoriesScreen.svelte';
 import PetsScreen from '../src/screens/PetsScreen.svelte';
 

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 
 import PetPicker from '../src/components/PetPicker.svelte';
 import { category, paged, pet, stockItem } from '../src/dev/fixtures';
-import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
+import type { Handler } from '../src/dev/mockBackend';
+import { mockBackend, reject } from './petsBackend';
 import type { Language } from '../src/lib/i18n.svelte';
 import { toast } from '../src/lib/toast.svelte';
 import PetsScreen from '../src/screens/PetsScreen.svelte';

@@ -1,9 +1,11 @@
+import { emit } from '@tauri-apps/api/event';
 import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
 import { category, paged, pet, stockEntry, stockItem } from '../src/dev/fixtures';
 import { mockBackend, type Handler } from '../src/dev/mockBackend';
+import { CHANGE_DEBOUNCE_MS, startChangeListener } from '../src/lib/changes';
 import { toast } from '../src/lib/toast.svelte';
 import InventoryScreen from '../src/screens/InventoryScreen.svelte';
 import { expectNoMissingKeys, resetLanguageAfterEach, speak } from './languages';
@@ -239,5 +241,31 @@ describe('in German and Spanish', () => {
     expect(within(dialog).getByRole('button', { name: 'Cancelar' })).toBeInTheDocument();
     expect(within(dialog).getByTestId('save-stock')).toHaveTextContent('Fijar cantidad');
     expectNoMissingKeys();
+  });
+
+  it('after a change event: the pets view reads the changed row again, the stock-sorted view its page', async () => {
+    const event = { reset: false, pets: [], stock: [3], categories: [], orders: [], settings: false };
+    const settled = () => new Promise((r) => setTimeout(r, CHANGE_DEBOUNCE_MS + 150));
+    const b = backend();
+    const stop = await startChangeListener();
+    try {
+      render(InventoryScreen);
+      await screen.findByTestId('inventory-row-2');
+      // Lowest stock first: a stock that moved may move its row, so the page again.
+      const pages = b.countOf('list_inventory');
+      await emit('petstore://changed', event);
+      await waitFor(() => expect(b.countOf('list_inventory')).toBe(pages + 1));
+
+      // The pets of a category, by name: only the changed row's stock is read again.
+      await userEvent.click(await screen.findByTestId('category-filter-2'));
+      await waitFor(() => expect(screen.queryByTestId('inventory-row-1')).not.toBeInTheDocument());
+      await settled();
+      const before = b.calls.length;
+      await emit('petstore://changed', event);
+      await settled();
+      expect(b.calls.slice(before)).toEqual([{ cmd: 'get_inventory', args: { petId: 3 } }]);
+    } finally {
+      stop();
+    }
   });
 });

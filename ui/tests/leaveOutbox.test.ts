@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import App from '../src/App.svelte';
 import { localStatus, paged, settingsView } from '../src/dev/fixtures';
-import { mockBackend } from '../src/dev/mockBackend';
+import { mockBackend } from './petsBackend';
 import type { SyncStatus } from '../src/lib/bindings/SyncStatus';
 import { sync, unsentText } from '../src/lib/sync.svelte';
 import SettingsScreen from '../src/screens/SettingsScreen.svelte';

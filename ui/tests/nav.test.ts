@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 import Nav from '../src/components/Nav.svelte';
 import { paged, shopSettings, stockItem } from '../src/dev/fixtures';
-import { mockBackend } from '../src/dev/mockBackend';
+import { mockBackend } from './petsBackend';
 import { lowStock } from '../src/lib/lowStock.svelte';
 import { shop } from '../src/lib/shop.svelte';
 

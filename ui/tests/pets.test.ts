@@ -3,7 +3,8 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
 import { category, paged, pet, stockItem } from '../src/dev/fixtures';
-import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
+import type { Handler } from '../src/dev/mockBackend';
+import { mockBackend, reject } from './petsBackend';
 import PetsScreen from '../src/screens/PetsScreen.svelte';
 
 const PETS = [pet(1, 'Rex', { price: '249.00', sku: 'AB-1' }), pet(2, 'Bella', { status: 'pending' }), pet(3, 'Tom', { categoryId: 2, status: 'sold' })];
@@ -19,9 +20,9 @@ function backend(more: Record<string, Handler> = {}) {
   });
 }
 
-/** The list_pets calls of the table (the sidebar's "All pets" count asks for limit 1). */
+/** The table's calls: its rows with their stock (the sidebar's "All pets" count asks list_pets). */
 const tableQueries = (b: ReturnType<typeof backend>) =>
-  b.argsOf('list_pets').map((a) => a.query).filter((q) => q.limit === 25);
+  b.argsOf('list_pet_rows').map((a) => a.query).filter((q) => q.limit === 25);
 
 describe('Pets screen', () => {
   it('renders a row per pet with its status, and the category counts', async () => {

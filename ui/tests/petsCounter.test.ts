@@ -6,7 +6,8 @@ import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 
 import { category, paged, pet, stockItem } from '../src/dev/fixtures';
-import { mockBackend, reject, type Handler } from '../src/dev/mockBackend';
+import type { Handler } from '../src/dev/mockBackend';
+import { mockBackend, reject } from './petsBackend';
 import { toast } from '../src/lib/toast.svelte';
 import PetsScreen from '../src/screens/PetsScreen.svelte';
 import { inventoryOf, listPets } from './fixtures/pets';
@@ -154,7 +155,7 @@ describe('Pets screen at the counter', () => {
     await waitFor(() => expect(screen.queryByRole('dialog')).not.toBeInTheDocument());
 
     await userEvent.type(search, 'nem{Enter}');
-    await waitFor(() => expect(b.argsOf('list_pets').at(-1)!.query).toMatchObject({ search: 'nem', limit: 25 }));
+    await waitFor(() => expect(b.argsOf('list_pet_rows').at(-1)!.query).toMatchObject({ search: 'nem', limit: 25 }));
     expect(screen.queryByRole('dialog')).not.toBeInTheDocument();
   });
 

@@ -112,7 +112,7 @@ describe('Sales screen', () => {
     render(SalesScreen);
     await screen.findByTestId('sales-table');
     const calls = b.countOf('sales_report');
-    notifyChange('orders');
+    notifyChange({ orders: [1] });
     await waitFor(() => expect(b.countOf('sales_report')).toBe(calls + 2));
   });
 });

@@ -40,6 +40,7 @@ impl PageQuery {
 pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'static {
     tauri::generate_handler![
         pets::list_pets,
+        pets::list_pet_rows,
         pets::create_pet,
         pets::get_pet,
         pets::replace_pet,

@@ -1,7 +1,8 @@
+use petstore::ErrorCode;
 use petstore::domain::{
     CategoryId, Name, NewPet, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, PetStatus, Sku,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tauri::State;
 
 use super::PageQuery;
@@ -72,6 +73,41 @@ fn search_text(text: Option<&str>) -> CommandResult<Option<Name>> {
 pub async fn list_pets(shell: State<'_, Shell>, query: Input<PetQuery>) -> CommandResult<Paged<Pet>> {
     let (filter, page) = query.0.parse()?;
     Ok(shell.current().list_pets(filter, page).await?)
+}
+
+/// A row of the Pets screen: the pet with its stock, so a page costs the window one call
+/// rather than one for the page and one per row for its stock.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PetRow {
+    #[serde(flatten)]
+    #[cfg_attr(feature = "ts", ts(flatten))]
+    pub pet: Pet,
+    /// How many are in stock; null when the pet was deleted between the list and the read
+    /// of its stock (the change event that follows takes the row away).
+    pub stock: Option<i64>,
+}
+
+/// The Pets screen's page: [`list_pets`] with each pet's stock, read here, beside the
+/// store (the core's pet has no stock: the REST API keeps it at /store/inventory).
+#[tauri::command]
+pub async fn list_pet_rows(shell: State<'_, Shell>, query: Input<PetQuery>) -> CommandResult<Paged<PetRow>> {
+    let (filter, page) = query.0.parse()?;
+    let backend = shell.current();
+    let pets = backend.list_pets(filter, page).await?;
+    let stocks =
+        futures_util::future::join_all(pets.items.iter().map(|pet| backend.get_inventory(pet.id))).await;
+    let mut items = Vec::with_capacity(pets.items.len());
+    for (pet, stock) in pets.items.into_iter().zip(stocks) {
+        let stock = match stock {
+            Ok(item) => Some(item.quantity),
+            Err(e) if e.code == ErrorCode::NotFound => None,
+            Err(e) => return Err(e.into()),
+        };
+        items.push(PetRow { pet, stock });
+    }
+    Ok(Paged { items, total: pets.total })
 }
 
 #[tauri::command]

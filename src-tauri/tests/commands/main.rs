@@ -4,6 +4,7 @@
 mod api_keys;
 mod backup;
 mod categories;
+mod changes;
 mod concurrency;
 mod counter;
 mod file_commands;

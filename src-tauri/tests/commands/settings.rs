@@ -119,12 +119,17 @@ fn in_remote_mode_a_change_made_on_another_till_refreshes_the_window() {
         made += 1;
         let name = format!("Made elsewhere {made}");
         let category = serde_json::from_value(json!({ "name": name })).unwrap();
-        tauri::async_runtime::block_on(petstore::Petstore::create_category(&other, category)).unwrap();
+        let made_there =
+            tauri::async_runtime::block_on(petstore::Petstore::create_category(&other, category)).unwrap();
         let waited = Instant::now() + Duration::from_millis(500);
         let mut told = false;
         while let Some(left) = waited.checked_duration_since(Instant::now()) {
             match hearing.recv_timeout(left) {
-                Ok(payload) => told |= payload == "\"categories\"",
+                // The event names the category, read from the mirror's own change feed.
+                Ok(payload) => {
+                    let changed: serde_json::Value = serde_json::from_str(&payload).unwrap();
+                    told |= changed["categories"].as_array().unwrap().contains(&json!(made_there.id.get()));
+                }
                 Err(_) => break,
             }
         }

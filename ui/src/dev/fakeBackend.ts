@@ -108,6 +108,11 @@ const handlers: Record<string, Handler> = {
     list.sort((x, y) => (sort.endsWith('name') ? x.name.localeCompare(y.name) : x.id - y.id));
     return page(sort.startsWith('-') ? list.reverse() : list, q);
   },
+  // The Pets screen's rows: the same page, each pet with its stock, as the app answers.
+  list_pet_rows: (args) => {
+    const found = handlers.list_pets(args) as ReturnType<typeof page<(typeof PETS)[number]>>;
+    return { ...found, items: found.items.map((p) => ({ ...p, stock: STOCK.find((s) => s.petId === p.id)?.quantity ?? null })) };
+  },
   get_pet: ({ id }) => byId(PETS, id),
   list_categories: ({ page: p }) => page(categories, p),
   list_orders: ({ query }) => {

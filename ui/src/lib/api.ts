@@ -24,6 +24,7 @@ import type { Paged } from './bindings/Paged';
 import type { Pet } from './bindings/Pet';
 import type { PetPatch } from './bindings/PetPatch';
 import type { PetQuery } from './bindings/PetQuery';
+import type { PetRow } from './bindings/PetRow';
 import type { SalesDay } from './bindings/SalesDay';
 import type { Scope } from './bindings/Scope';
 import type { SettingsInput } from './bindings/SettingsInput';
@@ -69,6 +70,9 @@ export function inventoryQuery(q: Partial<InventoryQuery> = {}): InventoryQuery 
 
 export const listPets = (query: Partial<PetQuery> = {}) =>
   call<Paged<Pet>>('list_pets', { query: petQuery(query) });
+/** The Pets screen's rows: `listPets` with each pet's stock, in one call. */
+export const listPetRows = (query: Partial<PetQuery> = {}) =>
+  call<Paged<PetRow>>('list_pet_rows', { query: petQuery(query) });
 export const createPet = (pet: NewPet) => call<Pet>('create_pet', { pet });
 export const getPet = (id: number) => call<Pet>('get_pet', { id });
 export const replacePet = (id: number, pet: NewPet) => call<Pet>('replace_pet', { id, pet });

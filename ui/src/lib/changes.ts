@@ -1,41 +1,83 @@
-// The "petstore://changed" event says data changed, whoever changed it: this window, the
-// local REST API, a script. Screens subscribe with `onChange` and refresh what they show.
-// Events are debounced so a burst (a script's import, a seed) costs one refresh, not one
-// per row.
+// The "petstore://changed" event says what data changed, whoever changed it: this window,
+// the local REST API, a script, another till. It names the rows (pets, their stock,
+// categories, orders by id), so a screen reads again only those rows; a reset (a bulk
+// load, a restored backup, too many changes at once) means everything may have changed.
+// Screens subscribe with `onChange`. Events are debounced and merged, so a burst (a
+// script's import, a sale's order and stock) costs one update, not one per event.
 import { listen, type UnlistenFn } from '@tauri-apps/api/event';
 
 import type { Change } from './bindings/Change';
+import type { DataChanged } from './bindings/DataChanged';
 import { debounce } from './debounce';
 
 export const CHANGED_EVENT = 'petstore://changed';
 export const CHANGE_DEBOUNCE_MS = 150;
 
-type Subscriber = { kinds: readonly Change[]; refresh: () => void };
+/** What changed in a burst, merged: ids by kind, and whether everything may have. */
+export type Changed = {
+  reset: boolean;
+  pets: ReadonlySet<number>;
+  stock: ReadonlySet<number>;
+  categories: ReadonlySet<number>;
+  orders: ReadonlySet<number>;
+  settings: boolean;
+};
+
+/** Whether `c` touches any of `kinds` (a reset touches all). */
+export function touches(c: Changed, kinds: readonly Change[]): boolean {
+  if (c.reset) return true;
+  return kinds.some((k) =>
+    k === 'settings' ? c.settings : (k === 'inventory' ? c.stock : c[k]).size > 0,
+  );
+}
+
+type Subscriber = { kinds: readonly Change[]; refresh: (changed: Changed) => void };
 
 const subscribers = new Set<Subscriber>();
-let pending = new Set<Change>();
+
+function nothing() {
+  return {
+    reset: false,
+    pets: new Set<number>(),
+    stock: new Set<number>(),
+    categories: new Set<number>(),
+    orders: new Set<number>(),
+    settings: false,
+  };
+}
+
+let pending = nothing();
 
 function flush() {
-  const changed = pending;
-  pending = new Set();
+  const changed: Changed = pending;
+  pending = nothing();
   for (const s of subscribers) {
-    if (s.kinds.some((k) => changed.has(k))) s.refresh();
+    if (touches(changed, s.kinds)) s.refresh(changed);
   }
 }
 
 const scheduleFlush = debounce(flush, CHANGE_DEBOUNCE_MS);
 
-/** Records a change and refreshes the interested screens once the burst is over. */
-export function notifyChange(change: Change): void {
-  pending.add(change);
+/**
+ * Records a change and updates the interested screens once the burst is over. The app's
+ * events come here; so does a screen's own write, as a hint that merges with the event the
+ * app sends for it (and stands in for it if the window hears no events).
+ */
+export function notifyChange(change: Partial<DataChanged>): void {
+  pending.reset ||= change.reset ?? false;
+  pending.settings ||= change.settings ?? false;
+  for (const id of change.pets ?? []) pending.pets.add(id);
+  for (const id of change.stock ?? []) pending.stock.add(id);
+  for (const id of change.categories ?? []) pending.categories.add(id);
+  for (const id of change.orders ?? []) pending.orders.add(id);
   scheduleFlush();
 }
 
 /**
- * Calls `refresh` after a change of any of `kinds`. Returns the unsubscribe function, so it
- * can be returned from an `$effect` directly.
+ * Calls `refresh` with what changed after a change of any of `kinds` (or a reset). Returns
+ * the unsubscribe function, so it can be returned from an `$effect` directly.
  */
-export function onChange(kinds: readonly Change[], refresh: () => void): () => void {
+export function onChange(kinds: readonly Change[], refresh: (changed: Changed) => void): () => void {
   const s = { kinds, refresh };
   subscribers.add(s);
   return () => subscribers.delete(s);
@@ -43,12 +85,15 @@ export function onChange(kinds: readonly Change[], refresh: () => void): () => v
 
 /** Starts listening to the app's change events; call once, when the app mounts. */
 export async function startChangeListener(): Promise<UnlistenFn> {
-  const unlisten = await listen<Change>(CHANGED_EVENT, (event) => notifyChange(event.payload));
+  const unlisten = await listen<DataChanged>(CHANGED_EVENT, (event) => notifyChange(event.payload));
   return () => {
     scheduleFlush.cancel();
     unlisten();
   };
 }
 
-/** Every kind: most screens show data that any change can touch (an order changes a pet's status). */
+/** Every kind of the shop's data (settings aside). */
 export const ALL_CHANGES: readonly Change[] = ['pets', 'categories', 'orders', 'inventory'];
+
+/** The category sidebar's concern: the categories, and their pets' counts (a pet made, moved or deleted). */
+export const SIDEBAR_CHANGES: readonly Change[] = ['categories', 'pets'];

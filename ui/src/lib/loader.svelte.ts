@@ -29,6 +29,26 @@ export class Loader<Q, T> {
     return this.#last ? untrack(() => this.#run(this.#last!.query)) : Promise.resolve();
   }
 
+  /** The query of the last load, if any. */
+  get query(): Q | undefined {
+    return this.#last?.query;
+  }
+
+  /** A mark of the last load started: `replace` with it applies only if none started since. */
+  get mark(): number {
+    return this.#seq;
+  }
+
+  /**
+   * Puts `data` in place of what is shown (rows read again after a change), unless a load
+   * started since `mark` or runs now: its answer is as new, and would overwrite it anyway.
+   */
+  replace(mark: number, data: T): boolean {
+    if (mark !== this.#seq || this.loading) return false;
+    this.data = data;
+    return true;
+  }
+
   async #run(query: Q): Promise<void> {
     const seq = ++this.#seq;
     this.loading = true;

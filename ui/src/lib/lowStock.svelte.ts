@@ -1,6 +1,6 @@
 // How many pets are low on stock (below the shop's `lowStockBelow`), for the badge on
-// Inventory in the menu: counted again after every change that can move a stock, and when
-// the shop's level changes.
+// Inventory in the menu: counted again after every change of a stock (a sale's too), of a
+// pet (one made or deleted counts or stops counting), and when the shop's level changes.
 import { listInventory } from './api';
 import { onChange } from './changes';
 import { shop } from './shop.svelte';
@@ -24,7 +24,7 @@ class LowStockStore {
   /** Counts now and after each change; returns the function that stops. */
   start(): () => void {
     void this.refresh();
-    return onChange(['inventory', 'orders', 'pets', 'settings'], () => void this.refresh());
+    return onChange(['inventory', 'pets', 'settings'], () => void this.refresh());
   }
 }
 
