@@ -2,7 +2,7 @@
 //! one operation of the active backend (the local store or a remote server). The app also
 //! serves the REST API on localhost and tells the window when the data changed.
 
-mod backend;
+mod backend_switch;
 pub mod changes;
 pub mod commands;
 mod deferred;
@@ -15,10 +15,13 @@ mod local_api;
 mod low_stock;
 mod menu;
 mod quit;
+mod remote_key;
 mod secret_store;
 mod settings;
+mod settings_save;
 mod shell;
 mod startup;
+mod status;
 pub mod updates;
 mod window_state;
 
@@ -26,7 +29,7 @@ use std::path::{Path, PathBuf};
 
 use tauri::{Manager, Runtime};
 
-pub use backend::{Backend, Target};
+pub use backend_switch::{Backend, Target};
 pub use error::{CommandError, CommandResult};
 pub use language::{Language, LanguageChoice};
 pub use local_api::{LocalApi, LocalApiStatus};
@@ -35,8 +38,9 @@ pub use settings::{
     BackendKind, LocalApiSettings, ProvisionedRemote, Provisioning, Settings, SettingsInput, SettingsView,
     ThemeChoice, UiPreferences,
 };
-pub use shell::{ConnectionReport, Shell, Status};
+pub use shell::Shell;
 pub use startup::{StartupFailure, StartupFailureKind};
+pub use status::{ConnectionReport, Status};
 
 /// Work around blank windows on some Linux GPU stacks (WebKitGTK's DMA-BUF renderer), and
 /// set up logging. Call before anything else in `main`.

@@ -62,7 +62,7 @@ pub enum KeyOrigin {
     /// nowhere until it is typed again with an address.
     Nowhere,
     /// Not recorded: what versions before origins were recorded kept (the bare key). The
-    /// app ties such a key to an origin as soon as it reads it (see `shell.rs`).
+    /// app ties such a key to an origin as soon as it reads it (see `remote_key.rs`).
     Unrecorded,
 }
 

@@ -3,7 +3,8 @@ use tauri::{AppHandle, Runtime, State};
 use crate::error::{CommandError, CommandResult};
 use crate::input::Input;
 use crate::settings::{SettingsInput, SettingsView, UiPreferences, persist};
-use crate::shell::{ConnectionReport, Shell, Status};
+use crate::shell::Shell;
+use crate::status::{ConnectionReport, Status};
 
 #[tauri::command]
 pub fn get_settings(shell: State<'_, Shell>) -> SettingsView {
