@@ -86,7 +86,7 @@ pub(crate) fn provisioned_client(remote: &ProvisionedRemote) -> CommandResult<Cl
 }
 
 /// The saved key, if `base_url` is at its origin; else why not, naming the address.
-pub(crate) fn saved_key_for<'a>(saved: &'a SavedKey, base_url: &str) -> CommandResult<&'a str> {
+fn saved_key_for<'a>(saved: &'a SavedKey, base_url: &str) -> CommandResult<&'a str> {
     let origin = origin_of(base_url)?;
     match &saved.origin {
         KeyOrigin::Only(own) if *own == origin => Ok(&saved.key),

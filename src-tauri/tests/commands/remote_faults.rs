@@ -14,7 +14,8 @@ use crate::helpers::{TestApp, app, pet_query};
 
 const KEY: &str = "remote-key-0123456789abcdefghij";
 
-/// The app's remote request timeout (`remote_key.rs`, `REMOTE_REQUEST_TIMEOUT`), and what a command may take at most.
+/// The app's remote request timeout (`REMOTE_REQUEST_TIMEOUT` in `remote_key.rs`), and what a
+/// command may take at most.
 const REMOTE_TIMEOUT: Duration = Duration::from_secs(5);
 const GRACE: Duration = Duration::from_millis(1_500);
 
