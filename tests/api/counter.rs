@@ -293,7 +293,9 @@ async fn the_exports_are_rfc_4180_csv_with_formulas_defused() {
     .expect_status(201);
     // A sale the till made offline a minute ago: the export says when it was made.
     let made = (chrono::Utc::now() - chrono::TimeDelta::minutes(1)).format("%Y-%m-%dT%H:%M:%SZ").to_string();
-    app.post("/store/orders", json!({ "petId": rex, "complete": true, "placedAt": made })).await.expect_status(201);
+    app.post("/store/orders", json!({ "petId": rex, "complete": true, "placedAt": made }))
+        .await
+        .expect_status(201);
     let today = chrono::Utc::now().date_naive();
     let orders = csv(&app, &format!("/exports/orders.csv?from={today}&to={today}")).await;
     let mut lines = orders.lines();

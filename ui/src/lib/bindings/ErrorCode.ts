@@ -2,7 +2,8 @@
 
 /**
  * Machine-readable error codes of the contract (the `code` of openapi.yaml's `Error` object;
- * docs/ARCHITECTURE.md, "Error codes", says where each is produced), plus three that only
- * the HTTP client produces, for a remote that cannot be used.
+ * docs/ARCHITECTURE.md, "Error codes", says where each is produced). The last three are
+ * made only by the HTTP client, for a remote that cannot be used; a till's local API in
+ * remote mode passes them on, so the document lists them too.
  */
 export type ErrorCode = "invalid_json" | "validation_failed" | "invalid_parameter" | "invalid_reference" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "insufficient_stock" | "pet_not_available" | "order_completed" | "order_cancelled" | "category_in_use" | "pet_has_orders" | "duplicate_name" | "duplicate_sku" | "gone" | "payload_too_large" | "unsupported_media_type" | "idempotency_key_reused" | "rate_limited" | "internal" | "busy" | "unreachable" | "bad_response" | "timeout";
