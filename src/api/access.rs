@@ -72,7 +72,7 @@ fn split_port(host: &str) -> (&str, Option<u16>) {
 }
 
 /// Refuses a request whose Host is not this server's, or which a page of another web origin
-/// sent. Applied to every request by the edge middleware (`middleware.rs`).
+/// sent. Applied to every request by the edge (`edge.rs`).
 pub fn check_host_and_origin(policy: &HostPolicy, headers: &HeaderMap) -> Result<(), ApiError> {
     let forbidden = |message: String| ApiError::new(ErrorCode::Forbidden, message);
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());

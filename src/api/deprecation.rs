@@ -1,6 +1,6 @@
 //! `GET /pets/{petId}` is deprecated in favour of `GET /pets?id={petId}`. Every response of
 //! that operation, whatever produced it (auth, a bad id, the handler), carries the
-//! deprecation headers, so the edge middleware (`middleware.rs`) applies them in front of
+//! deprecation headers, so the edge (`edge.rs`) applies them in front of
 //! everything else; after the sunset the operation answers 410.
 
 use axum::extract::Request;

@@ -8,7 +8,8 @@ use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
 use super::{
-    PgStore, categories, changes, exports, feed, imports, inventory, orders, pets, pg, seed, settings,
+    PgStore, categories, changes, exports, feed, imports, inventory, orders, pets, pg, reports, seed,
+    settings,
 };
 use crate::admission::WriteAdmission;
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
@@ -143,7 +144,7 @@ impl Petstore for PgStore {
         write!(self, Change::Settings, |tx| settings::put(&tx, &new))
     }
     async fn sales_report(&self, range: DayRange) -> Result<Vec<SalesDay>> {
-        read!(self, |c| settings::sales_report(c, range))
+        read!(self, |c| reports::sales_report(c, range))
     }
 }
 

@@ -43,6 +43,7 @@ mod orders;
 mod paging;
 mod pets;
 mod readers;
+mod reports;
 mod seed;
 mod settings;
 mod stock;

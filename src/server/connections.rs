@@ -399,9 +399,9 @@ struct PerConnection {
 impl hyper::service::Service<hyper::Request<Incoming>> for PerConnection {
     type Response = Response<CountedBody>;
     type Error = Infallible;
-    type Future = Answer;
+    type Future = WatchedResponse;
 
-    fn call(&self, req: hyper::Request<Incoming>) -> Answer {
+    fn call(&self, req: hyper::Request<Incoming>) -> WatchedResponse {
         self.conn.answering.fetch_add(1, Ordering::AcqRel);
         self.conn.keyed.store(false, Ordering::Release);
         let answering = Answering(self.conn.clone());
@@ -415,7 +415,7 @@ impl hyper::service::Service<hyper::Request<Incoming>> for PerConnection {
         });
         req.extensions_mut().insert(self.peer);
         req.extensions_mut().insert(KeyPassed(self.conn.clone()));
-        Answer { future: self.service.answer(req), answering: Some(answering) }
+        WatchedResponse { future: self.service.answer(req), answering: Some(answering) }
     }
 }
 
@@ -469,12 +469,12 @@ impl Drop for WatchedBody {
 }
 
 /// The edge's answer, whose body keeps the request counted as being answered.
-struct Answer {
-    future: api::Answer,
+struct WatchedResponse {
+    future: api::ResponseFuture,
     answering: Option<Answering>,
 }
 
-impl Future for Answer {
+impl Future for WatchedResponse {
     type Output = Result<Response<CountedBody>, Infallible>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {

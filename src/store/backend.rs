@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
-use super::{Change, Store, categories, exports, feed, imports, inventory, orders, pets, seed, settings};
+use super::{
+    Change, Store, categories, exports, feed, imports, inventory, orders, pets, reports, seed, settings,
+};
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Database, Petstore, SeedReport};
 use crate::domain::*;
@@ -100,7 +102,7 @@ impl Petstore for Store {
         self.write(Change::Settings, move |tx| settings::put(tx, &new)).await
     }
     async fn sales_report(&self, range: DayRange) -> Result<Vec<SalesDay>> {
-        self.read(move |c| settings::sales_report(c, range)).await
+        self.read(move |c| reports::sales_report(c, range)).await
     }
 }
 

@@ -21,11 +21,12 @@ mod keys;
 mod orders;
 mod paging;
 mod pets;
+mod reports;
 // The bulk seed on a bare connection: the shells seed through `Database::seed`.
-#[cfg(any(test, feature = "test-support"))]
-pub mod seed;
 #[cfg(not(any(test, feature = "test-support")))]
 mod seed;
+#[cfg(any(test, feature = "test-support"))]
+pub mod seed;
 mod settings;
 mod status_rules;
 mod transaction;

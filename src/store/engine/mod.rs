@@ -54,10 +54,10 @@
 //! | kept pet counts, by triggers in the same transaction | `counts.rs`, migration 0004 | `X-Total-Count` costs a few rows at any size | count in `paging::page` (no `KeptList`) |
 //! | the Pets screen's list read from one covering index | migration 0006, `pets.rs` | no table look-up per row of a filtered page | drop the index |
 //! | deep pages start from a bookmark | `paging/bookmarks.rs`, migration 0007 | a deep page at 1M pets 13.1 → 0.48 ms; every 20th row 118 vs 137 µs against every 100th | `KeptList { bookmarks: None }` |
-//! | the edge as one hand-written service, the key check a small tower service | `api/middleware.rs`, `api/require_key.rs` | server CPU per GET by id 42-46 → 38-41 µs against axum `from_fn` layers; +1.7 % (median of 16 paired rounds) for tower-http layers composed around the router | build it from tower-http layers |
+//! | the edge as one hand-written service, the key check a small tower service | `api/edge.rs`, `api/require_key.rs` | server CPU per GET by id 42-46 → 38-41 µs against axum `from_fn` layers; +1.7 % (median of 16 paired rounds) for tower-http layers composed around the router | build it from tower-http layers |
 //! | idle connections closed by a sweep once a second, not hyper's per-request header timer | `server/connections.rs` | +3.2 % server CPU per GET by id with the timer (median of 12 paired rounds) | `header_read_timeout` on the http1 builder |
 //! | mimalloc in the server | `bin/petstore-server/main.rs` | landed with the other allocation cuts of commit be8b7c3, not measured alone | remove the `#[global_allocator]` |
-//! | the request span and access line only at `RUST_LOG=debug` (a 5xx always logged) | `api/middleware.rs` | landed with commit 666e461, not measured alone | `RUST_LOG=debug` |
+//! | the request span and access line only at `RUST_LOG=debug` (a 5xx always logged) | `api/edge.rs` | landed with commit 666e461, not measured alone | `RUST_LOG=debug` |
 
 mod checkpointer;
 mod connection;

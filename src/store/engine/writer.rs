@@ -51,7 +51,7 @@ trait GroupedWrite: Send {
 
 /// What applying a write left: its answer, and whether the group can still commit.
 struct Applied {
-    answer: Box<dyn Answer>,
+    answer: Box<dyn HeldResult>,
     /// The write's savepoint could not be ended (`ROLLBACK TO` or `RELEASE` failed), so
     /// what it changed cannot be told apart from the rest of the group, which must not
     /// commit.
@@ -59,7 +59,7 @@ struct Applied {
 }
 
 /// An applied write's result, held back until its group's commit has succeeded or failed.
-trait Answer: Send {
+trait HeldResult: Send {
     fn send(self: Box<Self>, commit: std::result::Result<(), &Error>);
 }
 
@@ -99,7 +99,7 @@ where
     }
 }
 
-impl<T: Send> Answer for Outcome<T> {
+impl<T: Send> HeldResult for Outcome<T> {
     fn send(self: Box<Self>, commit: std::result::Result<(), &Error>) {
         let result = match commit {
             Ok(()) => self.result,

@@ -57,7 +57,7 @@ struct Edge {
 }
 
 /// The answer to one request, as [`ApiService`] gives it.
-pub type Answer = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+pub type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
 
 impl ApiService {
     pub fn new(router: Router, state: AppState, timeout: Duration) -> Self {
@@ -67,7 +67,7 @@ impl ApiService {
     /// Answers `req`, as [`Service::call`] does, without a clone of the service to call it
     /// on: the server calls this for every request, and the clone's counts are shared by
     /// every connection.
-    pub fn answer(&self, mut req: Request) -> Answer {
+    pub fn answer(&self, mut req: Request) -> ResponseFuture {
         // A client's own request id is kept, so that its logs and ours can be matched.
         let id = match req.headers().get(&X_REQUEST_ID) {
             Some(id) => id.clone(),
@@ -112,7 +112,7 @@ impl ApiService {
 impl Service<Request> for ApiService {
     type Response = Response;
     type Error = Infallible;
-    type Future = Answer;
+    type Future = ResponseFuture;
 
     fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         // The router is always ready; it is called by `oneshot` in `route`, which
@@ -120,7 +120,7 @@ impl Service<Request> for ApiService {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, req: Request) -> Answer {
+    fn call(&mut self, req: Request) -> ResponseFuture {
         self.answer(req)
     }
 }
