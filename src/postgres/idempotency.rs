@@ -12,111 +12,48 @@
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{GenericClient, Transaction};
 use futures_util::future::BoxFuture;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use super::types::col;
 use super::{PgStore, inventory, orders, pg};
 use crate::admission::WriteAdmission;
 use crate::backend::Change;
-use crate::domain::{
-    InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId, Timestamp,
-};
+use crate::domain::{CounterAnswer, CounterWrite, NewOrder, Order, Timestamp};
 use crate::error::{Error, Result};
-use crate::idempotency::{self, IdempotencyKey, Once, PURGE_BATCH, Placed, Record, Request};
+use crate::idempotency::{self, IdempotencyKey, Once, PURGE_BATCH, Record, Request};
 
 /// A command run in the transaction that holds its key: what it answers, or the shop's
 /// refusal (`Ok(Err(_))`, kept as the outcome, with whatever it wrote undone); an internal
 /// failure (`Err(_)`) fails the whole transaction, claim included.
-type Command<T> = Box<dyn for<'a> FnOnce(&'a Transaction<'a>) -> BoxFuture<'a, Result<Result<T>>> + Send>;
+type Command =
+    Box<dyn for<'a> FnOnce(&'a Transaction<'a>) -> BoxFuture<'a, Result<Result<CounterAnswer>>> + Send>;
 
 impl PgStore {
-    /// Places `new` once per `key` across every replica: the first time for real, later
-    /// (until the key expires) by returning the first outcome. Kept: the order and the
+    /// Runs `write` once per `key` across every replica: the first time for real, later
+    /// (until the key expires) by returning the first outcome. Kept: the answer and the
     /// shop's refusals; not kept: an internal failure, which rolls everything back.
-    pub async fn place_order_once(
+    pub async fn once(
         &self,
         key: IdempotencyKey,
-        new: NewOrder,
+        write: CounterWrite,
         now: DateTime<Utc>,
-    ) -> Result<Placed> {
-        let request = Request::place_order(&new)?;
-        let command: Command<Order> = Box::new(move |tx| Box::pin(async move { place(tx, &new).await }));
-        self.once(Change::Orders, key, request, now, command).await
-    }
-
-    /// Adjusts `pet`'s stock by `adjustment` once per `key`, across every replica.
-    pub async fn adjust_inventory_once(
-        &self,
-        key: IdempotencyKey,
-        pet: PetId,
-        adjustment: NewInventoryAdjustment,
-        now: DateTime<Utc>,
-    ) -> Result<Once<InventoryItem>> {
-        let request = Request::adjust_inventory(pet, &adjustment)?;
-        let command: Command<InventoryItem> = Box::new(move |tx| {
-            Box::pin(async move { undone_if_refused(tx, inventory::adjust(tx, pet, &adjustment)).await })
-        });
-        self.once(Change::Inventory, key, request, now, command).await
-    }
-
-    /// Changes or completes order `id` with `patch` once per `key`, across every replica.
-    pub async fn update_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        patch: OrderPatch,
-        now: DateTime<Utc>,
-    ) -> Result<Once<Order>> {
-        let request = Request::update_order(id, &patch)?;
-        let command: Command<Order> = Box::new(move |tx| {
-            Box::pin(async move { undone_if_refused(tx, orders::update(tx, id, &patch)).await })
-        });
-        self.once(Change::Orders, key, request, now, command).await
-    }
-
-    /// Cancels order `id` once per `key`, across every replica: a retry of a cancellation
-    /// that was done answers the order as it was cancelled, not `order_cancelled`.
-    pub async fn cancel_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        now: DateTime<Utc>,
-    ) -> Result<Once<Order>> {
-        let request = Request::cancel_order(id)?;
-        let command: Command<Order> =
-            Box::new(move |tx| Box::pin(async move { undone_if_refused(tx, orders::cancel(tx, id)).await }));
-        self.once(Change::Orders, key, request, now, command).await
-    }
-
-    /// Deletes order `id` once per `key`, across every replica: a retry of a deletion that
-    /// was done answers that it was done, not that the order no longer exists.
-    pub async fn delete_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        now: DateTime<Utc>,
-    ) -> Result<Once<()>> {
-        let request = Request::delete_order(id)?;
-        let command: Command<()> =
-            Box::new(move |tx| Box::pin(async move { undone_if_refused(tx, orders::delete(tx, id)).await }));
-        self.once(Change::Orders, key, request, now, command).await
+    ) -> Result<Once<CounterAnswer>> {
+        let request = Request::of(&write)?;
+        let change = write.change();
+        let command: Command = Box::new(move |tx| Box::pin(async move { apply(tx, write).await }));
+        self.run_once(change, key, request, now, command).await
     }
 
     /// Runs `command` once per `key`: claims the key, or replays its record, in a
     /// transaction that also keeps the command's outcome. A change made is announced, as
     /// orders are, just after its commit (see `changes.rs`).
-    async fn once<T>(
+    async fn run_once(
         &self,
         change: Change,
         key: IdempotencyKey,
         request: Request,
         now: DateTime<Utc>,
-        command: Command<T>,
-    ) -> Result<Once<T>>
-    where
-        T: Serialize + DeserializeOwned + Send,
-    {
+        command: Command,
+    ) -> Result<Once<CounterAnswer>> {
         let mut client = self.client().await?;
         // A record that another transaction purged between our claim and our look can only
         // be met a few times in a row.
@@ -234,11 +171,11 @@ pub(super) async fn move_scope(c: &impl GenericClient, from: &[u8; 32], to: &[u8
 }
 
 /// Keeps the outcome in the claimed record `id`, and clears a few expired records.
-async fn keep<T: Serialize>(
+async fn keep(
     c: &impl GenericClient,
     id: i64,
     request: &Request,
-    outcome: &Result<T>,
+    outcome: &Result<CounterAnswer>,
     now: DateTime<Utc>,
     expires_at: i64,
 ) -> Result<()> {
@@ -268,6 +205,26 @@ async fn keep<T: Serialize>(
         .await
         .map_err(pg)?;
     Ok(())
+}
+
+/// `write` by the shop's rules in the transaction that holds its key: its answer, or the
+/// shop's refusal as the outcome with whatever it wrote undone.
+async fn apply(tx: &Transaction<'_>, write: CounterWrite) -> Result<Result<CounterAnswer>> {
+    Ok(match write {
+        CounterWrite::Place(new) => place(tx, &new).await?.map(CounterAnswer::Order),
+        CounterWrite::Update { order, patch } => {
+            undone_if_refused(tx, orders::update(tx, order, &patch)).await?.map(CounterAnswer::Order)
+        }
+        CounterWrite::Cancel(order) => {
+            undone_if_refused(tx, orders::cancel(tx, order)).await?.map(CounterAnswer::Order)
+        }
+        CounterWrite::Delete(order) => {
+            undone_if_refused(tx, orders::delete(tx, order)).await?.map(|()| CounterAnswer::Done)
+        }
+        CounterWrite::Adjust { pet, adjustment } => {
+            undone_if_refused(tx, inventory::adjust(tx, pet, &adjustment)).await?.map(CounterAnswer::Item)
+        }
+    })
 }
 
 /// The order, or the shop's refusal as the outcome. Every refusal of `orders::place` comes

@@ -364,34 +364,52 @@ async fn the_client_sends_each_command_under_its_key() {
     let pet = PetId::try_from(pet_id).unwrap();
     let new: NewOrder = parse_body(format!(r#"{{"petId": {pet_id}, "quantity": 2}}"#).as_bytes()).unwrap();
 
-    let placed = client.place_order_once("c-order", new.clone()).await.unwrap();
-    assert_eq!(client.place_order_once("c-order", new.clone()).await.unwrap(), placed);
+    let placed = client.once("c-order", &CounterWrite::Place(new.clone())).await.unwrap();
+    assert_eq!(client.once("c-order", &CounterWrite::Place(new.clone())).await.unwrap(), placed);
     assert_eq!(orders_placed(&app).await, 1);
 
     let delivery: NewInventoryAdjustment = parse_body(br#"{"delta": 5, "reason": "Delivery"}"#).unwrap();
-    let item = client.adjust_inventory_once("c-adjust", pet, delivery.clone()).await.unwrap();
-    assert_eq!(client.adjust_inventory_once("c-adjust", pet, delivery.clone()).await.unwrap(), item);
+    let item = client
+        .once("c-adjust", &CounterWrite::Adjust { pet: pet, adjustment: delivery.clone() })
+        .await
+        .unwrap();
+    assert_eq!(
+        client
+            .once("c-adjust", &CounterWrite::Adjust { pet: pet, adjustment: delivery.clone() })
+            .await
+            .unwrap(),
+        item
+    );
     assert_eq!(stock(&app, pet_id).await, 13);
 
     let done: OrderPatch = parse_body(br#"{"complete": true}"#).unwrap();
-    let completed = client.update_order_once("c-complete", placed.id, done.clone()).await.unwrap();
+    let completed = client
+        .once("c-complete", &CounterWrite::Update { order: placed.id, patch: done.clone() })
+        .await
+        .unwrap();
     assert!(completed.complete);
-    assert_eq!(client.update_order_once("c-complete", placed.id, done.clone()).await.unwrap(), completed);
+    assert_eq!(
+        client
+            .once("c-complete", &CounterWrite::Update { order: placed.id, patch: done.clone() })
+            .await
+            .unwrap(),
+        completed
+    );
 
     // A key with a quote, a backslash and spaces arrives as it was given.
     let open = OrderId::try_from(open_order(&app, pet_id, 1).await).unwrap();
     let key = r#"cancel "one" \ now"#;
-    let cancelled = client.cancel_order_once(key, open).await.unwrap();
+    let cancelled = client.once(key, &CounterWrite::Cancel(open)).await.unwrap();
     assert!(cancelled.cancelled_at.is_some(), "{cancelled:?}");
-    assert_eq!(client.cancel_order_once(key, open).await.unwrap(), cancelled);
+    assert_eq!(client.once(key, &CounterWrite::Cancel(open)).await.unwrap(), cancelled);
     assert_eq!(stock(&app, pet_id).await, 13);
-    client.delete_order_once("c-delete", open).await.unwrap();
-    client.delete_order_once("c-delete", open).await.unwrap();
+    client.once("c-delete", &CounterWrite::Delete(open)).await.unwrap();
+    client.once("c-delete", &CounterWrite::Delete(open)).await.unwrap();
     assert_eq!(client.get_order(open).await.unwrap_err().code, ErrorCode::NotFound);
 
-    let reused = client.cancel_order_once("c-adjust", open).await.unwrap_err();
+    let reused = client.once("c-adjust", &CounterWrite::Cancel(open)).await.unwrap_err();
     assert_eq!(reused.code, ErrorCode::IdempotencyKeyReused, "{reused:?}");
-    let bad = client.cancel_order_once("caf\u{e9}", open).await.unwrap_err();
+    let bad = client.once("caf\u{e9}", &CounterWrite::Cancel(open)).await.unwrap_err();
     assert_eq!(bad.code, ErrorCode::ValidationFailed, "refused before it is sent");
 }
 
@@ -418,8 +436,8 @@ async fn the_client_sends_the_key_as_an_sf_string_header() {
     });
     let client = Client::new(&base, KEY).unwrap();
     let order = OrderId::try_from(7).unwrap();
-    client.delete_order_once("8e03978e-40d5", order).await.unwrap();
-    client.delete_order_once(r#"a "b""#, order).await.unwrap();
+    client.once("8e03978e-40d5", &CounterWrite::Delete(order)).await.unwrap();
+    client.once(r#"a "b""#, &CounterWrite::Delete(order)).await.unwrap();
     let heads = server.await.unwrap();
     assert!(heads[0].starts_with("delete /store/orders/7 "), "{}", heads[0]);
     assert!(heads[0].contains("\r\nidempotency-key: \"8e03978e-40d5\"\r\n"), "{}", heads[0]);
