@@ -287,11 +287,11 @@ mod tests {
         let delivery =
             parse_body::<NewInventoryAdjustment>(br#"{"delta": 5, "reason": "Delivery"}"#).unwrap();
         let first = store
-            .once(key("adjust"), CounterWrite::Adjust { pet: pet, adjustment: delivery.clone() }, at(0))
+            .once(key("adjust"), CounterWrite::Adjust { pet, adjustment: delivery.clone() }, at(0))
             .await
             .unwrap();
         let again = store
-            .once(key("adjust"), CounterWrite::Adjust { pet: pet, adjustment: delivery.clone() }, at(1))
+            .once(key("adjust"), CounterWrite::Adjust { pet, adjustment: delivery.clone() }, at(1))
             .await
             .unwrap();
         assert!(!first.replayed && again.replayed);
