@@ -10,6 +10,7 @@ use tokio::sync::oneshot;
 use super::*;
 use crate::Petstore;
 use crate::api::KeyRing;
+use crate::backend::Database;
 use crate::client::ClientConfig;
 use crate::domain::*;
 use crate::server::{Application, ServerConfig};

@@ -8,7 +8,8 @@ use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
 use super::{
-    PgStore, categories, changes, exports, feed, imports, inventory, orders, pets, pg, seed, settings,
+    PgStore, categories, changes, exports, feed, idempotency, imports, inventory, orders, pets, pg, seed,
+    settings,
 };
 use crate::admission::WriteAdmission;
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
@@ -155,7 +156,7 @@ impl Database for PgStore {
         write: CounterWrite,
         now: DateTime<Utc>,
     ) -> Result<Once<CounterAnswer>> {
-        PgStore::once(self, key, write, now).await
+        idempotency::once(self, key, write, now).await
     }
     async fn delete_order(&self, id: OrderId) -> Result<()> {
         write!(self, Change::Orders, |tx| orders::delete(&tx, id))

@@ -11,77 +11,55 @@
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{GenericClient, Transaction};
-use futures_util::future::BoxFuture;
 
 use super::types::col;
 use super::{PgStore, inventory, orders, pg};
 use crate::admission::WriteAdmission;
-use crate::backend::Change;
 use crate::domain::{CounterAnswer, CounterWrite, NewOrder, Order, Timestamp};
 use crate::error::{Error, Result};
 use crate::idempotency::{self, IdempotencyKey, Once, PURGE_BATCH, Record, Request};
 
-/// A command run in the transaction that holds its key: what it answers, or the shop's
-/// refusal (`Ok(Err(_))`, kept as the outcome, with whatever it wrote undone); an internal
-/// failure (`Err(_)`) fails the whole transaction, claim included.
-type Command =
-    Box<dyn for<'a> FnOnce(&'a Transaction<'a>) -> BoxFuture<'a, Result<Result<CounterAnswer>>> + Send>;
-
-impl PgStore {
-    /// Runs `write` once per `key` across every replica: the first time for real, later
-    /// (until the key expires) by returning the first outcome. Kept: the answer and the
-    /// shop's refusals; not kept: an internal failure, which rolls everything back.
-    pub async fn once(
-        &self,
-        key: IdempotencyKey,
-        write: CounterWrite,
-        now: DateTime<Utc>,
-    ) -> Result<Once<CounterAnswer>> {
-        let request = Request::of(&write)?;
-        let change = write.change();
-        let command: Command = Box::new(move |tx| Box::pin(async move { apply(tx, write).await }));
-        self.run_once(change, key, request, now, command).await
-    }
-
-    /// Runs `command` once per `key`: claims the key, or replays its record, in a
-    /// transaction that also keeps the command's outcome. A change made is announced, as
-    /// orders are, just after its commit (see `changes.rs`).
-    async fn run_once(
-        &self,
-        change: Change,
-        key: IdempotencyKey,
-        request: Request,
-        now: DateTime<Utc>,
-        command: Command,
-    ) -> Result<Once<CounterAnswer>> {
-        let mut client = self.client().await?;
-        // A record that another transaction purged between our claim and our look can only
-        // be met a few times in a row.
-        let mut tries = 0;
-        let (tx, id) = loop {
-            let tx = client.transaction().await.map_err(pg)?;
-            let by_secret = self.inner.by_secret.load(std::sync::atomic::Ordering::Relaxed);
-            match claim(&tx, by_secret, &key, &request, now).await? {
-                Claim::Ours(id) => break (tx, id),
-                Claim::Recorded(first) => {
-                    let replayed = idempotency::replay(&key, &first, &request)?;
-                    tx.commit().await.map_err(pg)?;
-                    return Ok(replayed);
-                }
-                Claim::Gone if tries < 2 => tries += 1,
-                Claim::Gone => return Err(Error::internal("an idempotency record kept disappearing")),
+/// `Database::once` on PostgreSQL: runs `write` once per `key` across every replica,
+/// the first time for real, later (until the key expires) by returning the first
+/// outcome. Kept: the answer and the shop's refusals; not kept: an internal failure,
+/// which rolls everything back. It claims the key, or replays its record, in a
+/// transaction that also keeps the write's outcome; a change made is announced, as
+/// orders are, just after its commit (see `changes.rs`).
+pub(super) async fn once(
+    store: &PgStore,
+    key: IdempotencyKey,
+    write: CounterWrite,
+    now: DateTime<Utc>,
+) -> Result<Once<CounterAnswer>> {
+    let request = Request::of(&write)?;
+    let mut client = store.client().await?;
+    // A record that another transaction purged between our claim and our look can only
+    // be met a few times in a row.
+    let mut tries = 0;
+    let (tx, id) = loop {
+        let tx = client.transaction().await.map_err(pg)?;
+        let by_secret = store.inner.by_secret.load(std::sync::atomic::Ordering::Relaxed);
+        match claim(&tx, by_secret, &key, &request, now).await? {
+            Claim::Ours(id) => break (tx, id),
+            Claim::Recorded(first) => {
+                let replayed = idempotency::replay(&key, &first, &request)?;
+                tx.commit().await.map_err(pg)?;
+                return Ok(replayed);
             }
-        };
-        let outcome = command(&tx).await?;
-        keep(&tx, id, &request, &outcome, now, key.expires_at(now)).await?;
-        // Past this point the command may be applied (see `crate::admission`).
-        WriteAdmission::begin_current()?;
-        tx.commit().await.map_err(pg)?;
-        if outcome.is_ok() {
-            self.inner.notifier.announce(change);
+            Claim::Gone if tries < 2 => tries += 1,
+            Claim::Gone => return Err(Error::internal("an idempotency record kept disappearing")),
         }
-        Ok(Once { outcome, replayed: false })
+    };
+    let change = write.change();
+    let outcome = apply(&tx, write).await?;
+    keep(&tx, id, &request, &outcome, now, key.expires_at(now)).await?;
+    // Past this point the command may be applied (see `crate::admission`).
+    WriteAdmission::begin_current()?;
+    tx.commit().await.map_err(pg)?;
+    if outcome.is_ok() {
+        store.inner.notifier.announce(change);
     }
+    Ok(Once { outcome, replayed: false })
 }
 
 enum Claim {

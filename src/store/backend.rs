@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
-use super::{Change, Store, categories, exports, feed, imports, inventory, orders, pets, seed, settings};
+use super::{
+    Change, Store, categories, exports, feed, idempotency, imports, inventory, orders, pets, seed, settings,
+};
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Database, Petstore, SeedReport};
 use crate::domain::*;
@@ -112,7 +114,7 @@ impl Database for Store {
         write: CounterWrite,
         now: DateTime<Utc>,
     ) -> Result<Once<CounterAnswer>> {
-        Store::once(self, key, write, now).await
+        idempotency::once(self, key, write, now).await
     }
     async fn delete_order(&self, id: OrderId) -> Result<()> {
         self.write(Change::Orders, move |tx| orders::delete(tx, id)).await

@@ -19,23 +19,21 @@ use crate::error::Result;
 use crate::idempotency::KEY_LIFETIME;
 use crate::idempotency::{self, IdempotencyKey, Once, PURGE_BATCH, Record, Request};
 
-impl Store {
-    /// Runs `write` once per `key`: the first time for real, later (until the key expires
-    /// at `now` + [`KEY_LIFETIME`]) by returning the first outcome. The same key with a
-    /// different request is refused with `idempotency_key_reused`.
-    ///
-    /// Kept: the answer, and the shop's refusals (`invalid_reference`, `pet_not_available`,
-    /// `insufficient_stock`, ...), which are the request's real outcome. Not kept: an
-    /// internal failure, which rolls everything back so that a retry is processed afresh.
-    pub async fn once(
-        &self,
-        key: IdempotencyKey,
-        write: CounterWrite,
-        now: DateTime<Utc>,
-    ) -> Result<Once<CounterAnswer>> {
-        let request = Request::of(&write)?;
-        self.write(write.change(), move |tx| run_once(tx, &key, &request, now, |c| apply(c, write))).await
-    }
+/// `Database::once` on SQLite: runs `write` once per `key`, the first time for real, later
+/// (until the key expires at `now` + [`KEY_LIFETIME`]) by returning the first outcome. The
+/// same key with a different request is refused with `idempotency_key_reused`.
+///
+/// Kept: the answer, and the shop's refusals (`invalid_reference`, `pet_not_available`,
+/// `insufficient_stock`, ...), which are the request's real outcome. Not kept: an internal
+/// failure, which rolls everything back so that a retry is processed afresh.
+pub(super) async fn once(
+    store: &Store,
+    key: IdempotencyKey,
+    write: CounterWrite,
+    now: DateTime<Utc>,
+) -> Result<Once<CounterAnswer>> {
+    let request = Request::of(&write)?;
+    store.write(write.change(), move |tx| run_once(tx, &key, &request, now, |c| apply(c, write))).await
 }
 
 /// `write` by the shop's rules, on the writer's connection.
@@ -168,7 +166,7 @@ mod tests {
 
     use super::*;
     use crate::api::parse_body;
-    use crate::backend::Petstore;
+    use crate::backend::{Database, Petstore};
     use crate::domain::{InventoryUpdate, NewInventoryAdjustment, NewOrder, NewPet, OrderPatch, PetId};
     use crate::error::ErrorCode;
 

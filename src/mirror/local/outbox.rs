@@ -456,6 +456,7 @@ mod tests {
 
     use super::*;
     use crate::Store;
+    use crate::backend::Database;
     use crate::idempotency::IdempotencyKey;
 
     fn parse<T: serde::de::DeserializeOwned>(json: &str) -> T {
