@@ -3,10 +3,10 @@
 //! [`Petstore`] is the shop: the SQLite [`Store`], the PostgreSQL [`PgStore`], the HTTP
 //! [`Client`](crate::client::Client) and a till's [`Mirror`] all implement it, so local and
 //! remote mode are the same code above this line. [`Database`] is what the API server needs
-//! on top: API keys, commands run once per idempotency key, news of every commit, the change
-//! feed, demo data. Both engines implement it, and so does the [`Mirror`], which the app's
-//! local API serves in remote mode; the server holds an `Arc<dyn Database>` and never asks
-//! which.
+//! on top: API keys, counter writes run once per idempotency key, news of every commit, the
+//! change feed, demo data. Both engines implement it, and so does the [`Mirror`], which the
+//! app's local API serves in remote mode; the server holds an `Arc<dyn Database>` and never
+//! asks which.
 //!
 //! [`Store`]: crate::store::Store
 //! [`PgStore`]: crate::postgres::PgStore
@@ -20,7 +20,7 @@ use tokio::sync::broadcast;
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::domain::*;
 use crate::error::Result;
-use crate::idempotency::{IdempotencyKey, Once, Placed};
+use crate::idempotency::{IdempotencyKey, Once};
 
 #[async_trait]
 pub trait Petstore: Send + Sync {
@@ -67,53 +67,22 @@ pub trait Petstore: Send + Sync {
 /// What the API server needs of a database engine besides the shop itself.
 #[async_trait]
 pub trait Database: Petstore {
-    /// Places `new` once per `key` (see `crate::idempotency`): the first time for real,
-    /// later by returning the first outcome, whichever server process placed it.
-    async fn place_order_once(
+    /// Runs the counter write `write` once per `key` (see `crate::idempotency`): the first
+    /// time for real, later by answering the first outcome (the answer, or the shop's
+    /// refusal) and changing nothing, whichever server process ran it. The same key with
+    /// another write is refused with `idempotency_key_reused`.
+    async fn once(
         &self,
         key: IdempotencyKey,
-        new: NewOrder,
+        write: CounterWrite,
         now: DateTime<Utc>,
-    ) -> Result<Placed>;
-    /// Adjusts `pet`'s stock by `adjustment` once per `key`, as
-    /// [`place_order_once`](Self::place_order_once) places an order: a retry gets the
-    /// first outcome (the item as it was then, or the refusal) and changes nothing.
-    async fn adjust_inventory_once(
-        &self,
-        key: IdempotencyKey,
-        pet: PetId,
-        adjustment: NewInventoryAdjustment,
-        now: DateTime<Utc>,
-    ) -> Result<Once<InventoryItem>>;
-    /// Changes or completes order `id` with `patch` once per `key`.
-    async fn update_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        patch: OrderPatch,
-        now: DateTime<Utc>,
-    ) -> Result<Once<Order>>;
-    /// Cancels order `id` once per `key`: a retry after it was cancelled gets the cancelled
-    /// order again, not `order_cancelled`.
-    async fn cancel_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        now: DateTime<Utc>,
-    ) -> Result<Once<Order>>;
+    ) -> Result<Once<CounterAnswer>>;
     /// Deletes order `id` (`DELETE /store/orders/{id}`): an open order is cancelled first,
     /// a cancelled one taken as it is, a completed one refused (`order_completed`), as
     /// `domain::status_rules::deletion` decides. From then on the API answers `not_found`
     /// for it and the feed reports it `deleted`; the engines keep its row for the shop's
     /// records.
     async fn delete_order(&self, id: OrderId) -> Result<()>;
-    /// Deletes order `id` once per `key`: a retry gets `Ok(())` again, not `not_found`.
-    async fn delete_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        now: DateTime<Utc>,
-    ) -> Result<Once<()>>;
 
     /// The named key whose secret hashes to `hash`, read afresh for every request, so a key
     /// revoked or rotated by any process is refused from its next request on.
@@ -199,6 +168,16 @@ pub enum Change {
     Orders,
     Inventory,
     Settings,
+}
+
+impl CounterWrite {
+    /// The kind of data it changes.
+    pub fn change(&self) -> Change {
+        match self {
+            Self::Adjust { .. } => Change::Inventory,
+            Self::Place(_) | Self::Update { .. } | Self::Cancel(_) | Self::Delete(_) => Change::Orders,
+        }
+    }
 }
 
 impl Change {

@@ -14,7 +14,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
-use crate::domain::{NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId, Timestamp};
+use crate::domain::{
+    CounterAnswer, CounterWrite, InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch,
+    PetId, Timestamp,
+};
 use crate::error::{Error, ErrorCode, Result};
 
 /// How long a key is remembered unless the server is told otherwise (`--idempotency-window`).
@@ -149,9 +152,6 @@ pub struct Once<T> {
     pub replayed: bool,
 }
 
-/// What placing an order under a key came to.
-pub type Placed = Once<Order>;
-
 /// The request as the order it asks for, in canonical JSON, hashed. The parsed order, not
 /// the raw bytes: key order, spacing, a default written out (`"quantity": 1`) or a time in
 /// another zone do not make a retry a different request, while every field that changes
@@ -189,22 +189,51 @@ fn labelled(label: &str, body: &impl Serialize) -> Result<[u8; 32]> {
 pub struct Request {
     fingerprint: [u8; 32],
     success: u16,
+    /// What its success answers, to read a kept one back as.
+    answers: Answers,
     /// The fingerprint the same request was kept under by an earlier version, also taken
     /// as this request (see [`Request::delete_order`]).
     earlier: Option<[u8; 32]>,
 }
 
+/// What a counter write's success answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answers {
+    Order,
+    Item,
+    Nothing,
+}
+
 impl Request {
+    /// `write` as its key's record knows it. The one rule for a key sent again: it is the
+    /// same request when this fingerprint is the first one's (see [`Request::is`]), on
+    /// every engine and in a till's outbox alike.
+    pub fn of(write: &CounterWrite) -> Result<Self> {
+        match write {
+            CounterWrite::Place(new) => Self::place_order(new),
+            CounterWrite::Update { order, patch } => Self::update_order(*order, patch),
+            CounterWrite::Cancel(order) => Self::cancel_order(*order),
+            CounterWrite::Delete(order) => Self::delete_order(*order),
+            CounterWrite::Adjust { pet, adjustment } => Self::adjust_inventory(*pet, adjustment),
+        }
+    }
+
+    /// Whether a request kept under `first` (a fingerprint) is this one.
+    pub fn is(&self, first: &[u8]) -> bool {
+        first == self.fingerprint || self.earlier.is_some_and(|earlier| first == earlier)
+    }
+
     /// `POST /store/orders` with `new`.
-    pub fn place_order(new: &NewOrder) -> Result<Self> {
-        Ok(Self { fingerprint: fingerprint(new)?, success: CREATED, earlier: None })
+    fn place_order(new: &NewOrder) -> Result<Self> {
+        Ok(Self { fingerprint: fingerprint(new)?, success: CREATED, answers: Answers::Order, earlier: None })
     }
 
     /// `POST /store/inventory/{pet}/adjustments` with `adjustment`.
-    pub fn adjust_inventory(pet: PetId, adjustment: &NewInventoryAdjustment) -> Result<Self> {
+    fn adjust_inventory(pet: PetId, adjustment: &NewInventoryAdjustment) -> Result<Self> {
         Ok(Self {
             fingerprint: labelled(&format!("adjust pet {pet}"), adjustment)?,
             success: OK,
+            answers: Answers::Item,
             earlier: None,
         })
     }
@@ -212,27 +241,29 @@ impl Request {
     /// `PATCH /store/orders/{id}` with `patch`. The patch's canonical JSON keeps a
     /// `"shipDate": null` apart from no `shipDate`, as the operation does.
     /// `completedAt` is left out, as `placedAt` is from an order's.
-    pub fn update_order(id: OrderId, patch: &OrderPatch) -> Result<Self> {
+    fn update_order(id: OrderId, patch: &OrderPatch) -> Result<Self> {
         let patch = OrderPatch { completed_at: None, ..patch.clone() };
-        Ok(Self { fingerprint: labelled(&format!("update order {id}"), &patch)?, success: OK, earlier: None })
+        let fingerprint = labelled(&format!("update order {id}"), &patch)?;
+        Ok(Self { fingerprint, success: OK, answers: Answers::Order, earlier: None })
     }
 
     /// `POST /store/orders/{id}/cancel`: answers the cancelled order. Its own label: the
     /// cancellations kept before it existed were made by `DELETE` (see
     /// [`delete_order`](Self::delete_order)) and answered no order to replay.
-    pub fn cancel_order(id: OrderId) -> Result<Self> {
+    fn cancel_order(id: OrderId) -> Result<Self> {
         let fingerprint = labelled(&format!("cancel order {id}, answering it"), &())?;
-        Ok(Self { fingerprint, success: OK, earlier: None })
+        Ok(Self { fingerprint, success: OK, answers: Answers::Order, earlier: None })
     }
 
     /// `DELETE /store/orders/{id}`. Before `POST .../cancel` existed, `DELETE` cancelled
     /// and its keys were kept as `cancel order {id}` with `204`: a till still sending that
     /// `DELETE` again with the same key is the same request, and gets its first answer
     /// (`204`, the order cancelled and kept) rather than `idempotency_key_reused`.
-    pub fn delete_order(id: OrderId) -> Result<Self> {
+    fn delete_order(id: OrderId) -> Result<Self> {
         Ok(Self {
             fingerprint: labelled(&format!("delete order {id}"), &())?,
             success: NO_CONTENT,
+            answers: Answers::Nothing,
             earlier: Some(labelled(&format!("cancel order {id}"), &())?),
         })
     }
@@ -257,7 +288,15 @@ pub struct Record {
 impl Record {
     /// The first response again: a success (2xx) as what the command answers, anything
     /// else as the shop's refusal.
-    pub fn outcome<T: DeserializeOwned>(&self) -> Result<Result<T>> {
+    pub fn outcome(&self, request: &Request) -> Result<Result<CounterAnswer>> {
+        Ok(match request.answers {
+            Answers::Order => self.read::<Order>()?.map(CounterAnswer::Order),
+            Answers::Item => self.read::<InventoryItem>()?.map(CounterAnswer::Item),
+            Answers::Nothing => self.read::<()>()?.map(|()| CounterAnswer::Done),
+        })
+    }
+
+    fn read<T: DeserializeOwned>(&self) -> Result<Result<T>> {
         let unreadable =
             |e: serde_json::Error| Error::internal(format!("an unreadable idempotency record: {e}"));
         if (200..300).contains(&self.status) {
@@ -282,7 +321,7 @@ impl IdempotencyKey {
 
 /// What the outcome of `request` is kept as: the status the API answers and its body (for
 /// a deletion, `204` and `null`).
-pub fn encode<T: Serialize>(request: &Request, outcome: &Result<T>) -> Result<(u16, String)> {
+pub fn encode(request: &Request, outcome: &Result<CounterAnswer>) -> Result<(u16, String)> {
     let (status, body) = match outcome {
         Ok(answer) => (request.success, serde_json::to_string(answer)),
         Err(refusal) => (refusal.status(), serde_json::to_string(refusal)),
@@ -293,13 +332,8 @@ pub fn encode<T: Serialize>(request: &Request, outcome: &Result<T>) -> Result<(u
 /// The answer to a key already recorded: the first outcome if `request` is the same
 /// request (the same operation on the same target with the same body), else
 /// `idempotency_key_reused`.
-pub fn replay<T: DeserializeOwned>(
-    key: &IdempotencyKey,
-    first: &Record,
-    request: &Request,
-) -> Result<Once<T>> {
-    let earlier = request.earlier.is_some_and(|earlier| first.fingerprint == earlier);
-    if first.fingerprint != request.fingerprint && !earlier {
+pub fn replay(key: &IdempotencyKey, first: &Record, request: &Request) -> Result<Once<CounterAnswer>> {
+    if !request.is(&first.fingerprint) {
         return Err(Error::new(
             ErrorCode::IdempotencyKeyReused,
             format!(
@@ -309,7 +343,7 @@ pub fn replay<T: DeserializeOwned>(
             ),
         ));
     }
-    Ok(Once { outcome: first.outcome()?, replayed: true })
+    Ok(Once { outcome: first.outcome(request)?, replayed: true })
 }
 
 /// Whether a failed attempt is the shop's refusal (a 4xx), kept as the request's outcome,
@@ -399,19 +433,19 @@ mod tests {
             body,
             created_at: Timestamp::now(),
         };
-        let done = record(encode(&cancel, &Ok(())).unwrap());
+        let done = record(encode(&cancel, &Ok(CounterAnswer::Done)).unwrap());
         assert_eq!((done.status, done.body.as_str()), (204, "null"));
-        let again = replay::<()>(&key, &done, &cancel).unwrap();
+        let again = replay(&key, &done, &cancel).unwrap();
         assert!(again.replayed);
-        assert_eq!(again.outcome, Ok(()));
+        assert_eq!(again.outcome, Ok(CounterAnswer::Done));
 
         let refusal = Error::new(ErrorCode::OrderCompleted, "order 3 is completed");
-        let refused = record(encode::<()>(&cancel, &Err(refusal.clone())).unwrap());
+        let refused = record(encode(&cancel, &Err(refusal.clone())).unwrap());
         assert_eq!(refused.status, 409);
-        assert_eq!(replay::<()>(&key, &refused, &cancel).unwrap().outcome, Err(refusal));
+        assert_eq!(replay(&key, &refused, &cancel).unwrap().outcome, Err(refusal));
 
         let update = Request::update_order(OrderId::try_from(3).unwrap(), &OrderPatch::default()).unwrap();
-        let error = replay::<Order>(&key, &done, &update).unwrap_err();
+        let error = replay(&key, &done, &update).unwrap_err();
         assert_eq!(error.code, ErrorCode::IdempotencyKeyReused);
         assert!(error.message.contains("\"k\"") && error.message.contains("new key"), "{}", error.message);
     }
@@ -428,12 +462,12 @@ mod tests {
             body: "null".to_owned(),
             created_at: Timestamp::now(),
         };
-        let again = replay::<()>(&key, &kept, &Request::delete_order(id).unwrap()).unwrap();
-        assert_eq!((again.outcome, again.replayed), (Ok(()), true));
+        let again = replay(&key, &kept, &Request::delete_order(id).unwrap()).unwrap();
+        assert_eq!((again.outcome, again.replayed), (Ok(CounterAnswer::Done), true));
         let other = Request::delete_order(OrderId::try_from(4).unwrap()).unwrap();
-        assert_eq!(replay::<()>(&key, &kept, &other).unwrap_err().code, ErrorCode::IdempotencyKeyReused);
+        assert_eq!(replay(&key, &kept, &other).unwrap_err().code, ErrorCode::IdempotencyKeyReused);
         let cancel = Request::cancel_order(id).unwrap();
-        assert_eq!(replay::<Order>(&key, &kept, &cancel).unwrap_err().code, ErrorCode::IdempotencyKeyReused);
+        assert_eq!(replay(&key, &kept, &cancel).unwrap_err().code, ErrorCode::IdempotencyKeyReused);
     }
 
     #[test]

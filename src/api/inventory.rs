@@ -11,7 +11,9 @@ use super::paging::list_response;
 use super::state::AppState;
 use serde::Serialize;
 
-use crate::domain::{InventoryFilter, InventoryUpdate, NewInventoryAdjustment, Page, Paged, PetId};
+use crate::domain::{
+    CounterWrite, InventoryFilter, InventoryUpdate, NewInventoryAdjustment, Page, Paged, PetId,
+};
 use crate::error::Result;
 
 pub(super) fn routes(r: Routes) -> Routes {
@@ -53,7 +55,10 @@ async fn adjust(
 ) -> ApiResult<impl IntoResponse> {
     let item = match key.in_window(&s) {
         None => s.store.adjust_inventory(pet, adjustment).await?,
-        Some((key, now)) => first_outcome(s.store.adjust_inventory_once(key, pet, adjustment, now).await?)?,
+        Some((key, now)) => {
+            let write = CounterWrite::Adjust { pet, adjustment };
+            first_outcome(s.store.once(key, write, now).await?)?.into_item()?
+        }
     };
     Ok(Json(item))
 }

@@ -9,7 +9,7 @@ use super::extract::{JsonBody, Params, PathId};
 use super::idempotency::{Idempotency, first_outcome};
 use super::paging::list_response;
 use super::state::AppState;
-use crate::domain::{NewOrder, OrderFilter, OrderId, OrderPatch, Timestamp};
+use crate::domain::{CounterWrite, NewOrder, OrderFilter, OrderId, OrderPatch, Timestamp};
 use crate::error::Error;
 
 /// Says that an order a till accepted is queued there, not yet on its server.
@@ -49,7 +49,9 @@ async fn place(
     let _turn = s.replay_turn(new.placed_at).await;
     let order = match key.in_window(&s) {
         None => s.store.place_order(new).await?,
-        Some((key, now)) => first_outcome(s.store.place_order_once(key, new, now).await?)?,
+        Some((key, now)) => {
+            first_outcome(s.store.once(key, CounterWrite::Place(new), now).await?)?.into_order()?
+        }
     };
     let location = format!("/store/orders/{}", order.id);
     // Only a till's mirror numbers orders in the provisional range: one it took while its
@@ -116,7 +118,10 @@ async fn update(
     let _turn = s.replay_turn(patch.completed_at).await;
     let order = match key.in_window(&s) {
         None => s.store.update_order(id, patch).await?,
-        Some((key, now)) => first_outcome(s.store.update_order_once(key, id, patch, now).await?)?,
+        Some((key, now)) => {
+            let write = CounterWrite::Update { order: id, patch };
+            first_outcome(s.store.once(key, write, now).await?)?.into_order()?
+        }
     };
     Ok(Json(order))
 }
@@ -130,7 +135,9 @@ async fn cancel(
 ) -> ApiResult<impl IntoResponse> {
     let order = match key.in_window(&s) {
         None => s.store.cancel_order(id).await?,
-        Some((key, now)) => first_outcome(s.store.cancel_order_once(key, id, now).await?)?,
+        Some((key, now)) => {
+            first_outcome(s.store.once(key, CounterWrite::Cancel(id), now).await?)?.into_order()?
+        }
     };
     Ok(Json(order))
 }
@@ -144,7 +151,9 @@ async fn delete(
 ) -> ApiResult<StatusCode> {
     match key.in_window(&s) {
         None => s.store.delete_order(id).await?,
-        Some((key, now)) => first_outcome(s.store.delete_order_once(key, id, now).await?)?,
+        Some((key, now)) => {
+            first_outcome(s.store.once(key, CounterWrite::Delete(id), now).await?)?;
+        }
     }
     Ok(StatusCode::NO_CONTENT)
 }

@@ -1,10 +1,10 @@
-//! The commands a till may have to send again, each under an `Idempotency-Key` of the
-//! caller's choosing (a UUID per command, kept with it until the server has answered), so
-//! that the server runs it once however often it is sent: after a timeout, a lost
-//! connection, or a restart of the app with the command still queued. A retry with the
-//! same key and the same command gets the first answer again, success or refusal; the same
-//! key with another command is `422 idempotency_key_reused`. Keys belong to the API key
-//! the client sends, and the server keeps them for its `--idempotency-window` (7 days
+//! The counter writes a till may have to send again (`CounterWrite`), each under an
+//! `Idempotency-Key` of the caller's choosing (a UUID per write, kept with it until the
+//! server has answered), so that the server runs it once however often it is sent: after a
+//! timeout, a lost connection, or a restart of the app with the write still queued. A retry
+//! with the same key and the same write gets the first answer again, success or refusal;
+//! the same key with another write is `422 idempotency_key_reused`. Keys belong to the API
+//! key the client sends, and the server keeps them for its `--idempotency-window` (7 days
 //! unless configured).
 //!
 //! A key must be 1 to 255 printable ASCII characters; another is refused with
@@ -15,7 +15,7 @@ use std::time::Duration;
 use reqwest::Method;
 
 use super::Client;
-use crate::domain::{InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId};
+use crate::domain::{CounterAnswer, CounterWrite, OrderId};
 use crate::error::Result;
 
 /// How long a server keeps a key unless it says: its default.
@@ -38,40 +38,33 @@ impl Client {
         Ok(health.idempotency_window_seconds.map_or(DEFAULT_IDEMPOTENCY_WINDOW, Duration::from_secs))
     }
 
-    /// `POST /store/orders` under `key`.
-    pub async fn place_order_once(&self, key: &str, new: NewOrder) -> Result<Order> {
-        self.send_once(Method::POST, &["store", "orders"], key, Some(&new)).await?.json()
-    }
-
-    /// `POST /store/inventory/{pet}/adjustments` under `key`.
-    pub async fn adjust_inventory_once(
-        &self,
-        key: &str,
-        pet: PetId,
-        adjustment: NewInventoryAdjustment,
-    ) -> Result<InventoryItem> {
-        let path = ["store", "inventory", &pet.to_string(), "adjustments"];
-        self.send_once(Method::POST, &path, key, Some(&adjustment)).await?.json()
-    }
-
-    /// `PATCH /store/orders/{id}` under `key`: changes or completes the order.
-    pub async fn update_order_once(&self, key: &str, id: OrderId, patch: OrderPatch) -> Result<Order> {
-        let path = ["store", "orders", &id.to_string()];
-        self.send_once(Method::PATCH, &path, key, Some(&patch)).await?.json()
-    }
-
-    /// `POST /store/orders/{id}/cancel` under `key`: the cancelled order, which the server
-    /// keeps (a retry after it was cancelled answers it again, not `order_cancelled`).
-    pub async fn cancel_order_once(&self, key: &str, id: OrderId) -> Result<Order> {
-        let path = ["store", "orders", &id.to_string(), "cancel"];
-        self.send_once::<()>(Method::POST, &path, key, None).await?.json()
-    }
-
-    /// `DELETE /store/orders/{id}` under `key`: the order is gone from the server's API (a
-    /// retry after it was deleted answers `Ok(())` again, not `not_found`).
-    pub async fn delete_order_once(&self, key: &str, id: OrderId) -> Result<()> {
-        let path = ["store", "orders", &id.to_string()];
-        self.send_once::<()>(Method::DELETE, &path, key, None).await.map(drop)
+    /// `write` under `key`, as its REST call: the server runs it once however often it is
+    /// sent with that key.
+    pub async fn once(&self, key: &str, write: &CounterWrite) -> Result<CounterAnswer> {
+        let order = |id: &OrderId| id.to_string();
+        match write {
+            CounterWrite::Place(new) => {
+                let sent = self.send_once(Method::POST, &["store", "orders"], key, Some(new)).await?;
+                sent.json().map(CounterAnswer::Order)
+            }
+            CounterWrite::Update { order: id, patch } => {
+                let path = ["store", "orders", &order(id)];
+                self.send_once(Method::PATCH, &path, key, Some(patch)).await?.json().map(CounterAnswer::Order)
+            }
+            CounterWrite::Cancel(id) => {
+                let path = ["store", "orders", &order(id), "cancel"];
+                self.send_once::<()>(Method::POST, &path, key, None).await?.json().map(CounterAnswer::Order)
+            }
+            CounterWrite::Delete(id) => {
+                let path = ["store", "orders", &order(id)];
+                self.send_once::<()>(Method::DELETE, &path, key, None).await.map(|_| CounterAnswer::Done)
+            }
+            CounterWrite::Adjust { pet, adjustment } => {
+                let path = ["store", "inventory", &pet.to_string(), "adjustments"];
+                let sent = self.send_once(Method::POST, &path, key, Some(adjustment)).await?;
+                sent.json().map(CounterAnswer::Item)
+            }
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 #[macro_use]
 mod bounded;
 mod category;
+mod counter;
 mod csv_cell;
 mod export;
 mod feed;
@@ -24,6 +25,7 @@ mod text;
 mod time;
 
 pub use category::{Category, NewCategory};
+pub use counter::{CounterAnswer, CounterWrite};
 pub use csv_cell::{defuse, undo_defuse};
 pub use export::{EXPORT_PAGE, OrderExport, PetExport};
 pub use feed::{

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{NewInventoryAdjustment, NewOrder, OrderId, PetId, Timestamp};
+use super::{CounterWrite, NewInventoryAdjustment, NewOrder, OrderId, OrderPatch, PetId, Timestamp};
 
 /// Orders placed offline get an id from here up until the server gives them theirs: far
 /// above any id a server hands out, and below 2^53, so JavaScript reads it exactly.
@@ -62,6 +62,26 @@ pub enum Command {
 }
 
 impl Command {
+    /// The counter write it keeps: what is sent to the server under its key, and what a
+    /// write sent again under that key is compared with.
+    pub fn write(&self) -> CounterWrite {
+        match self {
+            Self::PlaceOrder { order, .. } => CounterWrite::Place(order.clone()),
+            Self::CompleteOrder { order_id, completed_at } => CounterWrite::Update {
+                order: *order_id,
+                patch: OrderPatch {
+                    complete: Some(true),
+                    completed_at: *completed_at,
+                    ..OrderPatch::default()
+                },
+            },
+            Self::CancelOrder { order_id } => CounterWrite::Cancel(*order_id),
+            Self::AdjustInventory { pet_id, adjustment } => {
+                CounterWrite::Adjust { pet: *pet_id, adjustment: adjustment.clone() }
+            }
+        }
+    }
+
     /// Placing `order` offline; its provisional id is given when it is queued.
     pub fn place(order: NewOrder) -> Self {
         Self::PlaceOrder { order_id: OrderId::try_from(PROVISIONAL_ORDER_IDS).expect("positive"), order }

@@ -60,18 +60,17 @@ impl Parts {
         }
     }
 
-    /// Sends a counter write (`online`, with its key), or queues it (`command`) when the
-    /// server cannot be reached, and always when it is about an order the server has not
-    /// numbered yet (it follows its order through the queue). `Ok(Err(queued))` when queued.
-    async fn counter<T: Answer>(
+    /// Sends a counter write (`command`'s, with its key), or queues it when the server
+    /// cannot be reached, and always when it is about an order the server has not numbered
+    /// yet (it follows its order through the queue). `Ok(Err(queued))` when queued.
+    async fn counter(
         &self,
         key: String,
         command: Command,
-        online: impl AsyncFnOnce(String) -> Result<T>,
-    ) -> Result<std::result::Result<T, Queued>> {
+    ) -> Result<std::result::Result<CounterAnswer, Queued>> {
         let mut unsure = false;
         if !command.waits_on_provisional_order() && !self.queue_first() {
-            match online(key.clone()).await {
+            match self.client.once(&key, &command.write()).await {
                 Ok(answer) => {
                     // Its key remembered, for the same write sent again while offline.
                     if let Err(e) = self.local.remember(key, command, answer.order_id()).await {
@@ -89,29 +88,6 @@ impl Parts {
             }
         }
         self.queue(key, command, unsure).await.map(Err)
-    }
-}
-
-/// What a counter write's answer says of the order it placed or completed.
-trait Answer {
-    fn order_id(&self) -> Option<OrderId>;
-}
-
-impl Answer for Order {
-    fn order_id(&self) -> Option<OrderId> {
-        Some(self.id)
-    }
-}
-
-impl Answer for InventoryItem {
-    fn order_id(&self) -> Option<OrderId> {
-        None
-    }
-}
-
-impl Answer for () {
-    fn order_id(&self) -> Option<OrderId> {
-        None
     }
 }
 
@@ -147,9 +123,10 @@ impl Mirror {
 
     /// A counter write's answer as an order: the server's, put into the mirror, or the one
     /// queued.
-    async fn order_answer(&self, outcome: std::result::Result<Order, Queued>) -> Result<Order> {
+    async fn order_answer(&self, outcome: std::result::Result<CounterAnswer, Queued>) -> Result<Order> {
         match outcome {
-            Ok(order) => {
+            Ok(answer) => {
+                let order = answer.into_order()?;
                 self.parts().took(Put::Orders(vec![order.clone()])).await;
                 Ok(order)
             }
@@ -234,17 +211,17 @@ impl Petstore for Mirror {
         self.source().list_orders(filter, page).await
     }
     async fn place_order(&self, new: NewOrder) -> Result<Order> {
-        self.place_order_keyed(new_key(), new).await
+        self.once(new_key(), CounterWrite::Place(new)).await?.into_order()
     }
     async fn get_order(&self, id: OrderId) -> Result<Order> {
         let id = self.current_id(id).await?;
         self.source().get_order(id).await
     }
     async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
-        self.update_order_keyed(new_key(), id, patch).await
+        self.once(new_key(), CounterWrite::Update { order: id, patch }).await?.into_order()
     }
     async fn cancel_order(&self, id: OrderId) -> Result<Order> {
-        self.cancel_order_keyed(new_key(), id).await
+        self.once(new_key(), CounterWrite::Cancel(id)).await?.into_order()
     }
 
     async fn list_inventory(&self, filter: InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {
@@ -266,7 +243,7 @@ impl Petstore for Mirror {
         pet: PetId,
         adjustment: NewInventoryAdjustment,
     ) -> Result<InventoryItem> {
-        self.adjust_inventory_keyed(new_key(), pet, adjustment).await
+        self.once(new_key(), CounterWrite::Adjust { pet, adjustment }).await?.into_item()
     }
     /// The history is the server's: the mirror keeps stock, not every adjustment.
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
@@ -312,20 +289,25 @@ impl Petstore for Mirror {
 /// for its. The key goes to the server with the write, or into the outbox with it; sent
 /// again while the write waits there, it answers the queued write again.
 impl Mirror {
-    pub(super) async fn place_order_keyed(&self, key: String, new: NewOrder) -> Result<Order> {
-        let client = self.client();
-        let command = Command::place(new.clone());
-        let outcome =
-            self.parts().counter(key, command, async |key| client.place_order_once(&key, new).await).await?;
-        self.order_answer(outcome).await
+    /// Runs `write` under `key`: on the server, or queued while it cannot be reached.
+    pub(super) async fn once(&self, key: String, write: CounterWrite) -> Result<CounterAnswer> {
+        match write {
+            CounterWrite::Place(new) => {
+                let outcome = self.parts().counter(key, Command::place(new)).await?;
+                self.order_answer(outcome).await.map(CounterAnswer::Order)
+            }
+            CounterWrite::Update { order, patch } => {
+                self.send_update(key, order, patch).await.map(CounterAnswer::Order)
+            }
+            CounterWrite::Cancel(order) => self.send_cancel(key, order).await.map(CounterAnswer::Order),
+            CounterWrite::Delete(order) => self.send_delete(key, order).await.map(|()| CounterAnswer::Done),
+            CounterWrite::Adjust { pet, adjustment } => {
+                self.send_adjustment(key, pet, adjustment).await.map(CounterAnswer::Item)
+            }
+        }
     }
 
-    pub(super) async fn update_order_keyed(
-        &self,
-        key: String,
-        id: OrderId,
-        patch: OrderPatch,
-    ) -> Result<Order> {
+    async fn send_update(&self, key: String, id: OrderId, patch: OrderPatch) -> Result<Order> {
         let id = self.current_id(id).await?;
         let completes = patch == OrderPatch { complete: Some(true), ..OrderPatch::default() };
         if !completes && (id.is_provisional() || self.parts().queue_first()) {
@@ -347,30 +329,25 @@ impl Mirror {
         if !completes {
             let order = self
                 .client()
-                .update_order_once(&key, id, patch)
+                .once(&key, &CounterWrite::Update { order: id, patch })
                 .await
+                .and_then(CounterAnswer::into_order)
                 .map_err(|e| needs_server("Changing an order", e))?;
             self.parts().took(Put::Orders(vec![order.clone()])).await;
             return Ok(order);
         }
-        let client = self.client();
         let command = Command::CompleteOrder { order_id: id, completed_at: None };
-        let outcome = self
-            .parts()
-            .counter(key, command, async |key| client.update_order_once(&key, id, patch).await)
-            .await?;
+        let outcome = self.parts().counter(key, command).await?;
         self.order_answer(outcome).await
     }
 
     /// Cancels with `POST .../cancel`: the server keeps the cancelled order and answers it,
     /// and so the mirror shows it (the Cancelled tab). Queued, it is the order as the
     /// mirror has it until the server answers.
-    pub(super) async fn cancel_order_keyed(&self, key: String, id: OrderId) -> Result<Order> {
+    async fn send_cancel(&self, key: String, id: OrderId) -> Result<Order> {
         let id = self.current_id(id).await?;
-        let client = self.client();
         let command = Command::CancelOrder { order_id: id };
-        let sent = async |key: String| client.cancel_order_once(&key, id).await;
-        match self.parts().counter(key, command, sent).await? {
+        match self.parts().counter(key, command).await? {
             Err(Queued::Cancelled) => self.store().get_order(id).await,
             outcome => self.order_answer(outcome).await,
         }
@@ -381,7 +358,7 @@ impl Mirror {
     /// refused with nothing changed while the server cannot be reached or writes wait for
     /// it (the order can still be cancelled then), and forwarded otherwise, with the
     /// caller's key; the mirror then drops the order, as the feed's `deleted` would.
-    pub(super) async fn delete_order_keyed(&self, key: String, id: OrderId) -> Result<()> {
+    async fn send_delete(&self, key: String, id: OrderId) -> Result<()> {
         let id = self.current_id(id).await?;
         if id.is_provisional() || self.parts().queue_first() {
             self.store().get_order(id).await?;
@@ -397,22 +374,23 @@ impl Mirror {
                 ),
             ));
         }
-        self.client().delete_order_once(&key, id).await.map_err(|e| needs_server("Deleting an order", e))?;
+        self.client()
+            .once(&key, &CounterWrite::Delete(id))
+            .await
+            .map_err(|e| needs_server("Deleting an order", e))?;
         self.parts().local.remove(Entity::Order, id.get()).await
     }
 
-    pub(super) async fn adjust_inventory_keyed(
+    async fn send_adjustment(
         &self,
         key: String,
         pet: PetId,
         adjustment: NewInventoryAdjustment,
     ) -> Result<InventoryItem> {
-        let client = self.client();
-        let command = Command::AdjustInventory { pet_id: pet, adjustment: adjustment.clone() };
-        let sent = async |key: String| client.adjust_inventory_once(&key, pet, adjustment).await;
-        match self.parts().counter(key, command, sent).await? {
-            Ok(item) => {
-                self.parts().took(Put::Stock(vec![item])).await;
+        let command = Command::AdjustInventory { pet_id: pet, adjustment };
+        match self.parts().counter(key, command).await? {
+            Ok(answer) => {
+                self.parts().took(Put::Stock(vec![answer.into_item()?])).await;
                 self.source().get_inventory(pet).await
             }
             Err(Queued::Item(item)) => Ok(item),

@@ -15,7 +15,7 @@ use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Change, Database, SeedReport};
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
-use crate::idempotency::{IdempotencyKey, Once, Placed};
+use crate::idempotency::{IdempotencyKey, Once};
 
 impl Mirror {
     fn keys(&self) -> &Store {
@@ -23,53 +23,21 @@ impl Mirror {
     }
 }
 
-/// A command under a client's key: the outcome, whatever it is, is the first one's (the
-/// server's or the outbox's), so a refusal is an outcome and not a failure.
-fn once<T>(outcome: Result<T>) -> Result<Once<T>> {
-    Ok(Once { outcome, replayed: false })
-}
-
 #[async_trait]
 impl Database for Mirror {
-    async fn place_order_once(&self, key: IdempotencyKey, new: NewOrder, _: DateTime<Utc>) -> Result<Placed> {
-        once(self.place_order_keyed(key.forwarded(), new).await)
-    }
-    async fn adjust_inventory_once(
+    /// Forwarded under the client's key, to the server or into the outbox: the outcome,
+    /// whatever it is, is the first one's (the server's or the outbox's), so a refusal is
+    /// an outcome and not a failure.
+    async fn once(
         &self,
         key: IdempotencyKey,
-        pet: PetId,
-        adjustment: NewInventoryAdjustment,
+        write: CounterWrite,
         _: DateTime<Utc>,
-    ) -> Result<Once<InventoryItem>> {
-        once(self.adjust_inventory_keyed(key.forwarded(), pet, adjustment).await)
-    }
-    async fn update_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        patch: OrderPatch,
-        _: DateTime<Utc>,
-    ) -> Result<Once<Order>> {
-        once(self.update_order_keyed(key.forwarded(), id, patch).await)
-    }
-    async fn cancel_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        _: DateTime<Utc>,
-    ) -> Result<Once<Order>> {
-        once(self.cancel_order_keyed(key.forwarded(), id).await)
+    ) -> Result<Once<CounterAnswer>> {
+        Ok(Once { outcome: Mirror::once(self, key.forwarded(), write).await, replayed: false })
     }
     async fn delete_order(&self, id: OrderId) -> Result<()> {
-        self.delete_order_keyed(new_key(), id).await
-    }
-    async fn delete_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        _: DateTime<Utc>,
-    ) -> Result<Once<()>> {
-        once(self.delete_order_keyed(key.forwarded(), id).await)
+        Mirror::once(self, new_key(), CounterWrite::Delete(id)).await.map(drop)
     }
 
     async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {

@@ -106,24 +106,14 @@ fn human(d: Duration) -> String {
 }
 
 async fn send(parts: &Parts, entry: &OutboxEntry) -> Result<Sent> {
-    let (client, key) = (&parts.client, entry.key.as_str());
-    match &entry.command {
-        Command::PlaceOrder { order, .. } => {
-            client.place_order_once(key, order.clone()).await.map(Sent::Placed)
-        }
-        Command::CompleteOrder { order_id, completed_at } => {
-            let id = server_id(parts, *order_id).await?;
-            let patch =
-                OrderPatch { complete: Some(true), completed_at: *completed_at, ..OrderPatch::default() };
-            client.update_order_once(key, id, patch).await.map(|_| Sent::Done)
-        }
-        Command::CancelOrder { order_id } => {
-            let id = server_id(parts, *order_id).await?;
-            client.cancel_order_once(key, id).await.map(|_| Sent::Done)
-        }
-        Command::AdjustInventory { pet_id, adjustment } => {
-            client.adjust_inventory_once(key, *pet_id, adjustment.clone()).await.map(|_| Sent::Done)
-        }
+    let mut write = entry.command.write();
+    if let Some(order) = write.order() {
+        write = write.on_order(server_id(parts, order).await?);
+    }
+    let answer = parts.client.once(&entry.key, &write).await?;
+    match write {
+        CounterWrite::Place(_) => answer.into_order().map(Sent::Placed),
+        _ => Ok(Sent::Done),
     }
 }
 

@@ -10,6 +10,7 @@ use tokio::sync::oneshot;
 use super::*;
 use crate::Petstore;
 use crate::api::KeyRing;
+use crate::backend::Database;
 use crate::client::ClientConfig;
 use crate::domain::*;
 use crate::server::{Application, ServerConfig};
@@ -373,7 +374,7 @@ async fn a_sale_whose_answer_was_lost_is_queued_even_where_the_mirror_shows_no_s
         // As the server scopes the key of a request with its (operator) key.
         let operator = crate::api_key::KeyIdentity::Operator(0).label();
         let key = crate::idempotency::IdempotencyKey::new(&operator, key).unwrap();
-        server.place_order_once(key, order(pets[0], 1, true), now).await.unwrap().outcome.unwrap();
+        server.once(key, CounterWrite::Place(order(pets[0], 1, true)), now).await.unwrap().outcome.unwrap();
     }
     // The till's side of the time-outs: both queued, the second with no stock to reserve.
     let local = &mirror.inner.parts.local;

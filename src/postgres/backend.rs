@@ -8,15 +8,15 @@ use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
 use super::{
-    PgStore, categories, changes, exports, feed, imports, inventory, orders, pets, pg, reports, seed,
-    settings,
+    PgStore, categories, changes, exports, feed, idempotency, imports, inventory, orders, pets, pg, reports,
+    seed, settings,
 };
 use crate::admission::WriteAdmission;
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Change, Database, Petstore, SeedReport};
 use crate::domain::*;
 use crate::error::Result;
-use crate::idempotency::{IdempotencyKey, Once, Placed};
+use crate::idempotency::{IdempotencyKey, Once};
 
 /// Runs `$body` (an expression using `$tx`, the transaction) as one write: in a
 /// transaction on a pooled connection that announces `$change` and commits, if its request
@@ -150,50 +150,16 @@ impl Petstore for PgStore {
 
 #[async_trait]
 impl Database for PgStore {
-    async fn place_order_once(
+    async fn once(
         &self,
         key: IdempotencyKey,
-        new: NewOrder,
+        write: CounterWrite,
         now: DateTime<Utc>,
-    ) -> Result<Placed> {
-        PgStore::place_order_once(self, key, new, now).await
-    }
-    async fn adjust_inventory_once(
-        &self,
-        key: IdempotencyKey,
-        pet: PetId,
-        adjustment: NewInventoryAdjustment,
-        now: DateTime<Utc>,
-    ) -> Result<Once<InventoryItem>> {
-        PgStore::adjust_inventory_once(self, key, pet, adjustment, now).await
-    }
-    async fn update_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        patch: OrderPatch,
-        now: DateTime<Utc>,
-    ) -> Result<Once<Order>> {
-        PgStore::update_order_once(self, key, id, patch, now).await
-    }
-    async fn cancel_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        now: DateTime<Utc>,
-    ) -> Result<Once<Order>> {
-        PgStore::cancel_order_once(self, key, id, now).await
+    ) -> Result<Once<CounterAnswer>> {
+        idempotency::once(self, key, write, now).await
     }
     async fn delete_order(&self, id: OrderId) -> Result<()> {
         write!(self, Change::Orders, |tx| orders::delete(&tx, id))
-    }
-    async fn delete_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        now: DateTime<Utc>,
-    ) -> Result<Once<()>> {
-        PgStore::delete_order_once(self, key, id, now).await
     }
     async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
         PgStore::find_key(self, hash).await

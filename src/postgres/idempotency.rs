@@ -11,140 +11,55 @@
 
 use chrono::{DateTime, Utc};
 use deadpool_postgres::{GenericClient, Transaction};
-use futures_util::future::BoxFuture;
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use super::types::col;
 use super::{PgStore, inventory, orders, pg};
 use crate::admission::WriteAdmission;
-use crate::backend::Change;
-use crate::domain::{
-    InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId, Timestamp,
-};
+use crate::domain::{CounterAnswer, CounterWrite, NewOrder, Order, Timestamp};
 use crate::error::{Error, Result};
-use crate::idempotency::{self, IdempotencyKey, Once, PURGE_BATCH, Placed, Record, Request};
+use crate::idempotency::{self, IdempotencyKey, Once, PURGE_BATCH, Record, Request};
 
-/// A command run in the transaction that holds its key: what it answers, or the shop's
-/// refusal (`Ok(Err(_))`, kept as the outcome, with whatever it wrote undone); an internal
-/// failure (`Err(_)`) fails the whole transaction, claim included.
-type Command<T> = Box<dyn for<'a> FnOnce(&'a Transaction<'a>) -> BoxFuture<'a, Result<Result<T>>> + Send>;
-
-impl PgStore {
-    /// Places `new` once per `key` across every replica: the first time for real, later
-    /// (until the key expires) by returning the first outcome. Kept: the order and the
-    /// shop's refusals; not kept: an internal failure, which rolls everything back.
-    pub async fn place_order_once(
-        &self,
-        key: IdempotencyKey,
-        new: NewOrder,
-        now: DateTime<Utc>,
-    ) -> Result<Placed> {
-        let request = Request::place_order(&new)?;
-        let command: Command<Order> = Box::new(move |tx| Box::pin(async move { place(tx, &new).await }));
-        self.once(Change::Orders, key, request, now, command).await
-    }
-
-    /// Adjusts `pet`'s stock by `adjustment` once per `key`, across every replica.
-    pub async fn adjust_inventory_once(
-        &self,
-        key: IdempotencyKey,
-        pet: PetId,
-        adjustment: NewInventoryAdjustment,
-        now: DateTime<Utc>,
-    ) -> Result<Once<InventoryItem>> {
-        let request = Request::adjust_inventory(pet, &adjustment)?;
-        let command: Command<InventoryItem> = Box::new(move |tx| {
-            Box::pin(async move { undone_if_refused(tx, inventory::adjust(tx, pet, &adjustment)).await })
-        });
-        self.once(Change::Inventory, key, request, now, command).await
-    }
-
-    /// Changes or completes order `id` with `patch` once per `key`, across every replica.
-    pub async fn update_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        patch: OrderPatch,
-        now: DateTime<Utc>,
-    ) -> Result<Once<Order>> {
-        let request = Request::update_order(id, &patch)?;
-        let command: Command<Order> = Box::new(move |tx| {
-            Box::pin(async move { undone_if_refused(tx, orders::update(tx, id, &patch)).await })
-        });
-        self.once(Change::Orders, key, request, now, command).await
-    }
-
-    /// Cancels order `id` once per `key`, across every replica: a retry of a cancellation
-    /// that was done answers the order as it was cancelled, not `order_cancelled`.
-    pub async fn cancel_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        now: DateTime<Utc>,
-    ) -> Result<Once<Order>> {
-        let request = Request::cancel_order(id)?;
-        let command: Command<Order> =
-            Box::new(move |tx| Box::pin(async move { undone_if_refused(tx, orders::cancel(tx, id)).await }));
-        self.once(Change::Orders, key, request, now, command).await
-    }
-
-    /// Deletes order `id` once per `key`, across every replica: a retry of a deletion that
-    /// was done answers that it was done, not that the order no longer exists.
-    pub async fn delete_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        now: DateTime<Utc>,
-    ) -> Result<Once<()>> {
-        let request = Request::delete_order(id)?;
-        let command: Command<()> =
-            Box::new(move |tx| Box::pin(async move { undone_if_refused(tx, orders::delete(tx, id)).await }));
-        self.once(Change::Orders, key, request, now, command).await
-    }
-
-    /// Runs `command` once per `key`: claims the key, or replays its record, in a
-    /// transaction that also keeps the command's outcome. A change made is announced, as
-    /// orders are, just after its commit (see `changes.rs`).
-    async fn once<T>(
-        &self,
-        change: Change,
-        key: IdempotencyKey,
-        request: Request,
-        now: DateTime<Utc>,
-        command: Command<T>,
-    ) -> Result<Once<T>>
-    where
-        T: Serialize + DeserializeOwned + Send,
-    {
-        let mut client = self.client().await?;
-        // A record that another transaction purged between our claim and our look can only
-        // be met a few times in a row.
-        let mut tries = 0;
-        let (tx, id) = loop {
-            let tx = client.transaction().await.map_err(pg)?;
-            let by_secret = self.inner.by_secret.load(std::sync::atomic::Ordering::Relaxed);
-            match claim(&tx, by_secret, &key, &request, now).await? {
-                Claim::Ours(id) => break (tx, id),
-                Claim::Recorded(first) => {
-                    let replayed = idempotency::replay(&key, &first, &request)?;
-                    tx.commit().await.map_err(pg)?;
-                    return Ok(replayed);
-                }
-                Claim::Gone if tries < 2 => tries += 1,
-                Claim::Gone => return Err(Error::internal("an idempotency record kept disappearing")),
+/// `Database::once` on PostgreSQL: runs `write` once per `key` across every replica,
+/// the first time for real, later (until the key expires) by returning the first
+/// outcome. Kept: the answer and the shop's refusals; not kept: an internal failure,
+/// which rolls everything back. It claims the key, or replays its record, in a
+/// transaction that also keeps the write's outcome; a change made is announced, as
+/// orders are, just after its commit (see `changes.rs`).
+pub(super) async fn once(
+    store: &PgStore,
+    key: IdempotencyKey,
+    write: CounterWrite,
+    now: DateTime<Utc>,
+) -> Result<Once<CounterAnswer>> {
+    let request = Request::of(&write)?;
+    let mut client = store.client().await?;
+    // A record that another transaction purged between our claim and our look can only
+    // be met a few times in a row.
+    let mut tries = 0;
+    let (tx, id) = loop {
+        let tx = client.transaction().await.map_err(pg)?;
+        let by_secret = store.inner.by_secret.load(std::sync::atomic::Ordering::Relaxed);
+        match claim(&tx, by_secret, &key, &request, now).await? {
+            Claim::Ours(id) => break (tx, id),
+            Claim::Recorded(first) => {
+                let replayed = idempotency::replay(&key, &first, &request)?;
+                tx.commit().await.map_err(pg)?;
+                return Ok(replayed);
             }
-        };
-        let outcome = command(&tx).await?;
-        keep(&tx, id, &request, &outcome, now, key.expires_at(now)).await?;
-        // Past this point the command may be applied (see `crate::admission`).
-        WriteAdmission::begin_current()?;
-        tx.commit().await.map_err(pg)?;
-        if outcome.is_ok() {
-            self.inner.notifier.announce(change);
+            Claim::Gone if tries < 2 => tries += 1,
+            Claim::Gone => return Err(Error::internal("an idempotency record kept disappearing")),
         }
-        Ok(Once { outcome, replayed: false })
+    };
+    let change = write.change();
+    let outcome = apply(&tx, write).await?;
+    keep(&tx, id, &request, &outcome, now, key.expires_at(now)).await?;
+    // Past this point the command may be applied (see `crate::admission`).
+    WriteAdmission::begin_current()?;
+    tx.commit().await.map_err(pg)?;
+    if outcome.is_ok() {
+        store.inner.notifier.announce(change);
     }
+    Ok(Once { outcome, replayed: false })
 }
 
 enum Claim {
@@ -234,11 +149,11 @@ pub(super) async fn move_scope(c: &impl GenericClient, from: &[u8; 32], to: &[u8
 }
 
 /// Keeps the outcome in the claimed record `id`, and clears a few expired records.
-async fn keep<T: Serialize>(
+async fn keep(
     c: &impl GenericClient,
     id: i64,
     request: &Request,
-    outcome: &Result<T>,
+    outcome: &Result<CounterAnswer>,
     now: DateTime<Utc>,
     expires_at: i64,
 ) -> Result<()> {
@@ -268,6 +183,26 @@ async fn keep<T: Serialize>(
         .await
         .map_err(pg)?;
     Ok(())
+}
+
+/// `write` by the shop's rules in the transaction that holds its key: its answer, or the
+/// shop's refusal as the outcome with whatever it wrote undone.
+async fn apply(tx: &Transaction<'_>, write: CounterWrite) -> Result<Result<CounterAnswer>> {
+    Ok(match write {
+        CounterWrite::Place(new) => place(tx, &new).await?.map(CounterAnswer::Order),
+        CounterWrite::Update { order, patch } => {
+            undone_if_refused(tx, orders::update(tx, order, &patch)).await?.map(CounterAnswer::Order)
+        }
+        CounterWrite::Cancel(order) => {
+            undone_if_refused(tx, orders::cancel(tx, order)).await?.map(CounterAnswer::Order)
+        }
+        CounterWrite::Delete(order) => {
+            undone_if_refused(tx, orders::delete(tx, order)).await?.map(|()| CounterAnswer::Done)
+        }
+        CounterWrite::Adjust { pet, adjustment } => {
+            undone_if_refused(tx, inventory::adjust(tx, pet, &adjustment)).await?.map(CounterAnswer::Item)
+        }
+    })
 }
 
 /// The order, or the shop's refusal as the outcome. Every refusal of `orders::place` comes

@@ -347,7 +347,10 @@ async fn one_idempotency_key_places_one_order_across_replicas() {
             let store = replicas[n % 2].clone();
             let order: NewOrder = body(&order);
             tokio::spawn(async move {
-                store.place_order_once(IdempotencyKey::new("cred", "k1").unwrap(), order, now).await.unwrap()
+                store
+                    .once(IdempotencyKey::new("cred", "k1").unwrap(), CounterWrite::Place(order), now)
+                    .await
+                    .unwrap()
             })
         })
         .collect();
@@ -357,7 +360,7 @@ async fn one_idempotency_key_places_one_order_across_replicas() {
         if !placed.replayed {
             first.push(placed.outcome.clone());
         }
-        assert_eq!(placed.outcome.unwrap().quantity, 2);
+        assert_eq!(placed.outcome.unwrap().into_order().unwrap().quantity, 2);
     }
     assert_eq!(first.len(), 1, "one request placed, the others replayed");
     assert_eq!(replicas[1].get_inventory(pet.id).await.unwrap().quantity, 8);
@@ -365,18 +368,18 @@ async fn one_idempotency_key_places_one_order_across_replicas() {
     // A refusal is kept; another order under the key is refused; expiry places anew.
     let key = || IdempotencyKey::new("cred", "k2").unwrap();
     let big: NewOrder = body(&format!(r#"{{"petId": {}, "quantity": 9}}"#, pet.id));
-    let refused = replicas[0].place_order_once(key(), big.clone(), now).await.unwrap();
+    let refused = replicas[0].once(key(), CounterWrite::Place(big.clone()), now).await.unwrap();
     assert_eq!(refused.outcome.as_ref().unwrap_err().code, ErrorCode::InsufficientStock);
     replicas[0].set_inventory(pet.id, body(r#"{"quantity": 50}"#)).await.unwrap();
-    let again = replicas[1].place_order_once(key(), big.clone(), now).await.unwrap();
+    let again = replicas[1].once(key(), CounterWrite::Place(big.clone()), now).await.unwrap();
     assert!(again.replayed);
     assert_eq!(again.outcome.unwrap_err(), refused.outcome.unwrap_err());
-    let other = replicas[1].place_order_once(key(), body(&order), now).await.unwrap_err();
+    let other = replicas[1].once(key(), CounterWrite::Place(body(&order)), now).await.unwrap_err();
     assert_eq!(other.code, ErrorCode::IdempotencyKeyReused);
     let later = now + crate::idempotency::KEY_LIFETIME;
-    let anew = replicas[1].place_order_once(key(), big, later).await.unwrap();
+    let anew = replicas[1].once(key(), CounterWrite::Place(big), later).await.unwrap();
     assert!(!anew.replayed);
-    assert_eq!(anew.outcome.unwrap().quantity, 9);
+    assert_eq!(anew.outcome.unwrap().into_order().unwrap().quantity, 9);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

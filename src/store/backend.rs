@@ -6,13 +6,14 @@ use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
 use super::{
-    Change, Store, categories, exports, feed, imports, inventory, orders, pets, reports, seed, settings,
+    Change, Store, categories, exports, feed, idempotency, imports, inventory, orders, pets, reports, seed,
+    settings,
 };
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::backend::{Database, Petstore, SeedReport};
 use crate::domain::*;
 use crate::error::Result;
-use crate::idempotency::{IdempotencyKey, Once, Placed};
+use crate::idempotency::{IdempotencyKey, Once};
 
 #[async_trait]
 impl Petstore for Store {
@@ -108,50 +109,16 @@ impl Petstore for Store {
 
 #[async_trait]
 impl Database for Store {
-    async fn place_order_once(
+    async fn once(
         &self,
         key: IdempotencyKey,
-        new: NewOrder,
+        write: CounterWrite,
         now: DateTime<Utc>,
-    ) -> Result<Placed> {
-        Store::place_order_once(self, key, new, now).await
-    }
-    async fn adjust_inventory_once(
-        &self,
-        key: IdempotencyKey,
-        pet: PetId,
-        adjustment: NewInventoryAdjustment,
-        now: DateTime<Utc>,
-    ) -> Result<Once<InventoryItem>> {
-        Store::adjust_inventory_once(self, key, pet, adjustment, now).await
-    }
-    async fn update_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        patch: OrderPatch,
-        now: DateTime<Utc>,
-    ) -> Result<Once<Order>> {
-        Store::update_order_once(self, key, id, patch, now).await
-    }
-    async fn cancel_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        now: DateTime<Utc>,
-    ) -> Result<Once<Order>> {
-        Store::cancel_order_once(self, key, id, now).await
+    ) -> Result<Once<CounterAnswer>> {
+        idempotency::once(self, key, write, now).await
     }
     async fn delete_order(&self, id: OrderId) -> Result<()> {
         self.write(Change::Orders, move |tx| orders::delete(tx, id)).await
-    }
-    async fn delete_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        now: DateTime<Utc>,
-    ) -> Result<Once<()>> {
-        Store::delete_order_once(self, key, id, now).await
     }
     async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
         Store::find_key(self, hash).await

@@ -11,109 +11,54 @@
 
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
-use super::{Change, Store, inventory, orders};
-use crate::domain::{
-    InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId, Timestamp,
-};
+use super::{Store, inventory, orders};
+use crate::domain::{CounterAnswer, CounterWrite, Timestamp};
 use crate::error::Result;
 #[cfg(doc)]
 use crate::idempotency::KEY_LIFETIME;
-use crate::idempotency::{self, IdempotencyKey, Once, PURGE_BATCH, Placed, Record, Request};
+use crate::idempotency::{self, IdempotencyKey, Once, PURGE_BATCH, Record, Request};
 
-impl Store {
-    /// Places `new` once per `key`: the first time for real, later (until the key expires
-    /// at `now` + [`KEY_LIFETIME`]) by returning the first outcome. The same key with a
-    /// different request is refused with `idempotency_key_reused`.
-    ///
-    /// Kept: the order, and the shop's refusals (`invalid_reference`, `pet_not_available`,
-    /// `insufficient_stock`), which are the request's real outcome. Not kept: an internal
-    /// failure, which rolls everything back so that a retry is processed afresh.
-    pub async fn place_order_once(
-        &self,
-        key: IdempotencyKey,
-        new: NewOrder,
-        now: DateTime<Utc>,
-    ) -> Result<Placed> {
-        let request = Request::place_order(&new)?;
-        self.once(Change::Orders, key, request, now, move |c| orders::place(c, &new)).await
-    }
-
-    /// Adjusts `pet`'s stock by `adjustment` once per `key`, as
-    /// [`place_order_once`](Self::place_order_once) places an order.
-    pub async fn adjust_inventory_once(
-        &self,
-        key: IdempotencyKey,
-        pet: PetId,
-        adjustment: NewInventoryAdjustment,
-        now: DateTime<Utc>,
-    ) -> Result<Once<InventoryItem>> {
-        let request = Request::adjust_inventory(pet, &adjustment)?;
-        self.once(Change::Inventory, key, request, now, move |c| inventory::adjust(c, pet, &adjustment)).await
-    }
-
-    /// Changes or completes order `id` with `patch` once per `key`.
-    pub async fn update_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        patch: OrderPatch,
-        now: DateTime<Utc>,
-    ) -> Result<Once<Order>> {
-        let request = Request::update_order(id, &patch)?;
-        self.once(Change::Orders, key, request, now, move |c| orders::update(c, id, &patch)).await
-    }
-
-    /// Cancels order `id` once per `key`: a retry of a cancellation that was done answers
-    /// the order as it was cancelled, not `order_cancelled`.
-    pub async fn cancel_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        now: DateTime<Utc>,
-    ) -> Result<Once<Order>> {
-        let request = Request::cancel_order(id)?;
-        self.once(Change::Orders, key, request, now, move |c| orders::cancel(c, id)).await
-    }
-
-    /// Deletes order `id` once per `key`: a retry of a deletion that was done answers that
-    /// it was done, not that the order no longer exists.
-    pub async fn delete_order_once(
-        &self,
-        key: IdempotencyKey,
-        id: OrderId,
-        now: DateTime<Utc>,
-    ) -> Result<Once<()>> {
-        let request = Request::delete_order(id)?;
-        self.once(Change::Orders, key, request, now, move |c| orders::delete(c, id)).await
-    }
-
-    /// Runs `command` once per `key`, in one write that announces `change`.
-    async fn once<T, F>(
-        &self,
-        change: Change,
-        key: IdempotencyKey,
-        request: Request,
-        now: DateTime<Utc>,
-        command: F,
-    ) -> Result<Once<T>>
-    where
-        T: Serialize + DeserializeOwned + Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
-    {
-        self.write(change, move |tx| run_once(tx, &key, &request, now, command)).await
-    }
+/// `Database::once` on SQLite: runs `write` once per `key`, the first time for real, later
+/// (until the key expires at `now` + [`KEY_LIFETIME`]) by returning the first outcome. The
+/// same key with a different request is refused with `idempotency_key_reused`.
+///
+/// Kept: the answer, and the shop's refusals (`invalid_reference`, `pet_not_available`,
+/// `insufficient_stock`, ...), which are the request's real outcome. Not kept: an internal
+/// failure, which rolls everything back so that a retry is processed afresh.
+pub(super) async fn once(
+    store: &Store,
+    key: IdempotencyKey,
+    write: CounterWrite,
+    now: DateTime<Utc>,
+) -> Result<Once<CounterAnswer>> {
+    let request = Request::of(&write)?;
+    store.write(write.change(), move |tx| run_once(tx, &key, &request, now, |c| apply(c, write))).await
 }
 
-fn run_once<T: Serialize + DeserializeOwned>(
+/// `write` by the shop's rules, on the writer's connection.
+fn apply(c: &Connection, write: CounterWrite) -> Result<CounterAnswer> {
+    Ok(match write {
+        CounterWrite::Place(new) => CounterAnswer::Order(orders::place(c, &new)?),
+        CounterWrite::Update { order, patch } => CounterAnswer::Order(orders::update(c, order, &patch)?),
+        CounterWrite::Cancel(order) => CounterAnswer::Order(orders::cancel(c, order)?),
+        CounterWrite::Delete(order) => {
+            orders::delete(c, order)?;
+            CounterAnswer::Done
+        }
+        CounterWrite::Adjust { pet, adjustment } => {
+            CounterAnswer::Item(inventory::adjust(c, pet, &adjustment)?)
+        }
+    })
+}
+
+fn run_once(
     conn: &Connection,
     key: &IdempotencyKey,
     request: &Request,
     now: DateTime<Utc>,
-    command: impl FnOnce(&Connection) -> Result<T>,
-) -> Result<Once<T>> {
+    command: impl FnOnce(&Connection) -> Result<CounterAnswer>,
+) -> Result<Once<CounterAnswer>> {
     adopt(conn, key)?;
     if let Some(first) = find(conn, key, now)? {
         return idempotency::replay(key, &first, request);
@@ -183,11 +128,11 @@ fn find(conn: &Connection, key: &IdempotencyKey, now: DateTime<Utc>) -> Result<O
 
 /// Keeps `outcome` under `key`, replacing the key's expired record if there is one, and
 /// clears a few expired records of any client.
-fn record<T: Serialize>(
+fn record(
     conn: &Connection,
     key: &IdempotencyKey,
     request: &Request,
-    outcome: &Result<T>,
+    outcome: &Result<CounterAnswer>,
     now: DateTime<Utc>,
 ) -> Result<()> {
     let (status, body) = idempotency::encode(request, outcome)?;
@@ -221,8 +166,8 @@ mod tests {
 
     use super::*;
     use crate::api::parse_body;
-    use crate::backend::Petstore;
-    use crate::domain::{InventoryUpdate, NewPet};
+    use crate::backend::{Database, Petstore};
+    use crate::domain::{InventoryUpdate, NewInventoryAdjustment, NewOrder, NewPet, OrderPatch, PetId};
     use crate::error::ErrorCode;
 
     fn at(hours: i64) -> DateTime<Utc> {
@@ -252,16 +197,19 @@ mod tests {
         let key = || IdempotencyKey::new("cred", "k1").unwrap().kept_for(TimeDelta::hours(24));
         let new = order(&format!(r#"{{"petId": {pet}}}"#));
 
-        let first = store.place_order_once(key(), new.clone(), at(0)).await.unwrap();
+        let first = store.once(key(), CounterWrite::Place(new.clone()), at(0)).await.unwrap();
         assert!(!first.replayed);
-        let again = store.place_order_once(key(), new.clone(), at(24) - TimeDelta::seconds(1)).await.unwrap();
+        let again = store
+            .once(key(), CounterWrite::Place(new.clone()), at(24) - TimeDelta::seconds(1))
+            .await
+            .unwrap();
         assert!(again.replayed);
         assert_eq!(again.outcome.unwrap(), *first.outcome.as_ref().unwrap());
         assert_eq!(count(&store, "SELECT count(*) FROM orders").await, 1);
 
-        let later = store.place_order_once(key(), new.clone(), at(24)).await.unwrap();
+        let later = store.once(key(), CounterWrite::Place(new.clone()), at(24)).await.unwrap();
         assert!(!later.replayed, "at the end of its 24 hours the key is forgotten");
-        assert_ne!(later.outcome.unwrap().id, first.outcome.unwrap().id);
+        assert_ne!(later.outcome.unwrap().order_id(), first.outcome.unwrap().order_id());
         assert_eq!(count(&store, "SELECT count(*) FROM orders").await, 2);
         assert_eq!(count(&store, "SELECT count(*) FROM idempotency_keys").await, 1, "replaced, not added");
 
@@ -270,13 +218,13 @@ mod tests {
         for i in 0..40 {
             let key =
                 IdempotencyKey::new("cred", &format!("old-{i}")).unwrap().kept_for(TimeDelta::hours(24));
-            store.place_order_once(key, order(r#"{"petId": 999}"#), at(30)).await.unwrap();
+            store.once(key, CounterWrite::Place(order(r#"{"petId": 999}"#)), at(30)).await.unwrap();
         }
         assert_eq!(count(&store, "SELECT count(*) FROM idempotency_keys").await, 41);
         store
-            .place_order_once(
+            .once(
                 IdempotencyKey::new("cred", "new").unwrap().kept_for(TimeDelta::hours(24)),
-                new.clone(),
+                CounterWrite::Place(new.clone()),
                 at(55),
             )
             .await
@@ -285,7 +233,7 @@ mod tests {
         for i in 0..3 {
             let key =
                 IdempotencyKey::new("cred", &format!("newer-{i}")).unwrap().kept_for(TimeDelta::hours(24));
-            store.place_order_once(key, new.clone(), at(55)).await.unwrap();
+            store.once(key, CounterWrite::Place(new.clone()), at(55)).await.unwrap();
         }
         assert_eq!(count(&store, "SELECT count(*) FROM idempotency_keys").await, 4, "only the live keys");
     }
@@ -295,12 +243,12 @@ mod tests {
         let (_dir, store, pet) = shop(1).await;
         let key = || IdempotencyKey::new("cred", "k").unwrap();
         let new = order(&format!(r#"{{"petId": {pet}, "quantity": 2}}"#));
-        let first = store.place_order_once(key(), new.clone(), at(0)).await.unwrap();
+        let first = store.once(key(), CounterWrite::Place(new.clone()), at(0)).await.unwrap();
         assert_eq!(first.outcome.as_ref().unwrap_err().code, ErrorCode::InsufficientStock);
 
         let update = parse_body::<InventoryUpdate>(br#"{"quantity": 5}"#).unwrap();
         store.set_inventory(pet, update).await.unwrap();
-        let again = store.place_order_once(key(), new, at(1)).await.unwrap();
+        let again = store.once(key(), CounterWrite::Place(new), at(1)).await.unwrap();
         assert!(again.replayed);
         assert_eq!(again.outcome.unwrap_err(), first.outcome.unwrap_err());
         assert_eq!(count(&store, "SELECT count(*) FROM orders").await, 0);
@@ -311,16 +259,23 @@ mod tests {
     async fn another_order_under_the_same_key_is_refused_and_changes_nothing() {
         let (_dir, store, pet) = shop(10).await;
         let key = || IdempotencyKey::new("cred", "k").unwrap();
-        store.place_order_once(key(), order(&format!(r#"{{"petId": {pet}}}"#)), at(0)).await.unwrap();
+        store
+            .once(key(), CounterWrite::Place(order(&format!(r#"{{"petId": {pet}}}"#))), at(0))
+            .await
+            .unwrap();
         let other = order(&format!(r#"{{"petId": {pet}, "quantity": 3}}"#));
-        let error = store.place_order_once(key(), other.clone(), at(1)).await.unwrap_err();
+        let error = store.once(key(), CounterWrite::Place(other.clone()), at(1)).await.unwrap_err();
         assert_eq!(error.code, ErrorCode::IdempotencyKeyReused);
         assert!(error.message.contains("\"k\""), "{}", error.message);
         assert_eq!(count(&store, "SELECT stock FROM pets").await, 9);
 
         let elsewhere = IdempotencyKey::new("another credential", "k").unwrap();
-        let placed = store.place_order_once(elsewhere, other, at(1)).await.unwrap();
-        assert_eq!(placed.outcome.unwrap().quantity, 3, "another client's key is its own");
+        let placed = store.once(elsewhere, CounterWrite::Place(other), at(1)).await.unwrap();
+        assert_eq!(
+            placed.outcome.unwrap().into_order().unwrap().quantity,
+            3,
+            "another client's key is its own"
+        );
     }
 
     #[tokio::test]
@@ -329,8 +284,14 @@ mod tests {
         let key = |k: &str| IdempotencyKey::new("cred", k).unwrap();
         let delivery =
             parse_body::<NewInventoryAdjustment>(br#"{"delta": 5, "reason": "Delivery"}"#).unwrap();
-        let first = store.adjust_inventory_once(key("adjust"), pet, delivery.clone(), at(0)).await.unwrap();
-        let again = store.adjust_inventory_once(key("adjust"), pet, delivery.clone(), at(1)).await.unwrap();
+        let first = store
+            .once(key("adjust"), CounterWrite::Adjust { pet, adjustment: delivery.clone() }, at(0))
+            .await
+            .unwrap();
+        let again = store
+            .once(key("adjust"), CounterWrite::Adjust { pet, adjustment: delivery.clone() }, at(1))
+            .await
+            .unwrap();
         assert!(!first.replayed && again.replayed);
         assert_eq!(again.outcome.unwrap(), first.outcome.unwrap());
         assert_eq!(count(&store, "SELECT stock FROM pets").await, 15);
@@ -343,37 +304,51 @@ mod tests {
         let placed =
             store.place_order(order(&format!(r#"{{"petId": {pet}, "quantity": 2}}"#))).await.unwrap();
         let complete = parse_body::<OrderPatch>(br#"{"complete": true}"#).unwrap();
-        let done =
-            store.update_order_once(key("complete"), placed.id, complete.clone(), at(0)).await.unwrap();
-        let again =
-            store.update_order_once(key("complete"), placed.id, complete.clone(), at(1)).await.unwrap();
+        let done = store
+            .once(key("complete"), CounterWrite::Update { order: placed.id, patch: complete.clone() }, at(0))
+            .await
+            .unwrap();
+        let again = store
+            .once(key("complete"), CounterWrite::Update { order: placed.id, patch: complete.clone() }, at(1))
+            .await
+            .unwrap();
         assert!(again.replayed, "not order_completed: the first answer");
         assert_eq!(again.outcome.unwrap(), done.outcome.unwrap());
 
         let open = store.place_order(order(&format!(r#"{{"petId": {pet}}}"#))).await.unwrap();
         let cancelled =
-            store.cancel_order_once(key("cancel"), open.id, at(0)).await.unwrap().outcome.unwrap();
-        assert!(cancelled.cancelled_at.is_some());
-        let again = store.cancel_order_once(key("cancel"), open.id, at(1)).await.unwrap();
+            store.once(key("cancel"), CounterWrite::Cancel(open.id), at(0)).await.unwrap().outcome.unwrap();
+        assert!(cancelled.clone().into_order().unwrap().cancelled_at.is_some());
+        let again = store.once(key("cancel"), CounterWrite::Cancel(open.id), at(1)).await.unwrap();
         assert!(again.replayed, "not order_cancelled: the first answer");
         assert_eq!(again.outcome, Ok(cancelled));
         assert_eq!(count(&store, "SELECT stock FROM pets").await, 13);
 
         let deleted = store.place_order(order(&format!(r#"{{"petId": {pet}}}"#))).await.unwrap();
-        assert_eq!(store.delete_order_once(key("delete"), deleted.id, at(0)).await.unwrap().outcome, Ok(()));
-        let again = store.delete_order_once(key("delete"), deleted.id, at(1)).await.unwrap();
+        assert_eq!(
+            store.once(key("delete"), CounterWrite::Delete(deleted.id), at(0)).await.unwrap().outcome,
+            Ok(CounterAnswer::Done)
+        );
+        let again = store.once(key("delete"), CounterWrite::Delete(deleted.id), at(1)).await.unwrap();
         assert!(again.replayed, "not not_found: the first answer");
-        assert_eq!(again.outcome, Ok(()));
+        assert_eq!(again.outcome, Ok(CounterAnswer::Done));
         assert_eq!(count(&store, "SELECT stock FROM pets").await, 13, "its stock returned");
         assert_eq!(store.get_order(deleted.id).await.unwrap_err().code, ErrorCode::NotFound);
 
         // Each key stands for its one command, whatever else is sent under it.
         let reused = [
-            store.cancel_order_once(key("adjust"), open.id, at(2)).await.map(drop),
-            store.update_order_once(key("cancel"), open.id, complete.clone(), at(2)).await.map(drop),
-            store.cancel_order_once(key("complete"), placed.id, at(2)).await.map(drop),
+            store.once(key("adjust"), CounterWrite::Cancel(open.id), at(2)).await.map(drop),
             store
-                .adjust_inventory_once(key("adjust"), PetId::try_from(999).unwrap(), delivery, at(2))
+                .once(key("cancel"), CounterWrite::Update { order: open.id, patch: complete.clone() }, at(2))
+                .await
+                .map(drop),
+            store.once(key("complete"), CounterWrite::Cancel(placed.id), at(2)).await.map(drop),
+            store
+                .once(
+                    key("adjust"),
+                    CounterWrite::Adjust { pet: PetId::try_from(999).unwrap(), adjustment: delivery },
+                    at(2),
+                )
                 .await
                 .map(drop),
         ];
@@ -390,10 +365,10 @@ mod tests {
         store.set_inventory(pet, full).await.unwrap();
         // The order is deleted before its returned stock is found to be above the maximum.
         let key = || IdempotencyKey::new("cred", "cancel").unwrap();
-        let first = store.cancel_order_once(key(), open.id, at(0)).await.unwrap();
+        let first = store.once(key(), CounterWrite::Cancel(open.id), at(0)).await.unwrap();
         assert_eq!(first.outcome.unwrap_err().code, ErrorCode::ValidationFailed);
         assert_eq!(store.get_order(open.id).await.unwrap(), open, "the deletion was undone");
-        let again = store.cancel_order_once(key(), open.id, at(1)).await.unwrap();
+        let again = store.once(key(), CounterWrite::Cancel(open.id), at(1)).await.unwrap();
         assert!(again.replayed);
         assert_eq!(again.outcome.unwrap_err().code, ErrorCode::ValidationFailed);
     }

@@ -43,7 +43,7 @@ use paging::Bookmarks;
 
 pub use crate::api_key::{IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope, Secret};
 pub use crate::backend::Change;
-pub use crate::idempotency::{IdempotencyKey, KEY_LIFETIME, Placed};
+pub use crate::idempotency::{IdempotencyKey, KEY_LIFETIME, Once};
 pub use backup::{RestoreError, Restored, restore};
 pub use engine::{OpenError, SCHEMA_VERSION, migrations};
 pub(crate) use transaction::Transaction;

@@ -12,7 +12,9 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use petstore::Petstore;
 use petstore::api::parse_body;
 use petstore::client::Client;
-use petstore::domain::{NewInventoryAdjustment, NewOrder, OrderId, OrderPatch, PetId};
+use petstore::domain::{
+    CounterAnswer, CounterWrite, NewInventoryAdjustment, NewOrder, OrderId, OrderPatch, PetId,
+};
 use petstore::error::ErrorCode;
 use reqwest::Method;
 use serde_json::Value;
@@ -354,8 +356,8 @@ fn the_operations_take_the_documented_key() {
     }
 }
 
-/// The client's `*_once` commands against the real server: each is sent under its key, so
-/// a retry is answered, not applied again.
+/// The client's counter writes (`Client::once`) against the real server: each is sent
+/// under its key, so a retry is answered, not applied again.
 #[tokio::test]
 async fn the_client_sends_each_command_under_its_key() {
     let app = spawn_app().await;
@@ -363,35 +365,34 @@ async fn the_client_sends_each_command_under_its_key() {
     let pet_id = app.pet_with_stock("Rex", 10).await;
     let pet = PetId::try_from(pet_id).unwrap();
     let new: NewOrder = parse_body(format!(r#"{{"petId": {pet_id}, "quantity": 2}}"#).as_bytes()).unwrap();
+    let twice = async |key: &str, write: CounterWrite| {
+        let first = client.once(key, &write).await.unwrap();
+        assert_eq!(client.once(key, &write).await.unwrap(), first, "{write:?}");
+        first
+    };
 
-    let placed = client.place_order_once("c-order", new.clone()).await.unwrap();
-    assert_eq!(client.place_order_once("c-order", new.clone()).await.unwrap(), placed);
+    let placed = twice("c-order", CounterWrite::Place(new)).await.into_order().unwrap();
     assert_eq!(orders_placed(&app).await, 1);
 
-    let delivery: NewInventoryAdjustment = parse_body(br#"{"delta": 5, "reason": "Delivery"}"#).unwrap();
-    let item = client.adjust_inventory_once("c-adjust", pet, delivery.clone()).await.unwrap();
-    assert_eq!(client.adjust_inventory_once("c-adjust", pet, delivery.clone()).await.unwrap(), item);
+    let adjustment: NewInventoryAdjustment = parse_body(br#"{"delta": 5, "reason": "Delivery"}"#).unwrap();
+    twice("c-adjust", CounterWrite::Adjust { pet, adjustment }).await.into_item().unwrap();
     assert_eq!(stock(&app, pet_id).await, 13);
 
-    let done: OrderPatch = parse_body(br#"{"complete": true}"#).unwrap();
-    let completed = client.update_order_once("c-complete", placed.id, done.clone()).await.unwrap();
-    assert!(completed.complete);
-    assert_eq!(client.update_order_once("c-complete", placed.id, done.clone()).await.unwrap(), completed);
+    let patch: OrderPatch = parse_body(br#"{"complete": true}"#).unwrap();
+    let completed = twice("c-complete", CounterWrite::Update { order: placed.id, patch }).await;
+    assert!(completed.into_order().unwrap().complete);
 
     // A key with a quote, a backslash and spaces arrives as it was given.
     let open = OrderId::try_from(open_order(&app, pet_id, 1).await).unwrap();
-    let key = r#"cancel "one" \ now"#;
-    let cancelled = client.cancel_order_once(key, open).await.unwrap();
+    let cancelled = twice(r#"cancel "one" \ now"#, CounterWrite::Cancel(open)).await.into_order().unwrap();
     assert!(cancelled.cancelled_at.is_some(), "{cancelled:?}");
-    assert_eq!(client.cancel_order_once(key, open).await.unwrap(), cancelled);
     assert_eq!(stock(&app, pet_id).await, 13);
-    client.delete_order_once("c-delete", open).await.unwrap();
-    client.delete_order_once("c-delete", open).await.unwrap();
+    assert_eq!(twice("c-delete", CounterWrite::Delete(open)).await, CounterAnswer::Done);
     assert_eq!(client.get_order(open).await.unwrap_err().code, ErrorCode::NotFound);
 
-    let reused = client.cancel_order_once("c-adjust", open).await.unwrap_err();
+    let reused = client.once("c-adjust", &CounterWrite::Cancel(open)).await.unwrap_err();
     assert_eq!(reused.code, ErrorCode::IdempotencyKeyReused, "{reused:?}");
-    let bad = client.cancel_order_once("caf\u{e9}", open).await.unwrap_err();
+    let bad = client.once("caf\u{e9}", &CounterWrite::Cancel(open)).await.unwrap_err();
     assert_eq!(bad.code, ErrorCode::ValidationFailed, "refused before it is sent");
 }
 
@@ -418,8 +419,8 @@ async fn the_client_sends_the_key_as_an_sf_string_header() {
     });
     let client = Client::new(&base, KEY).unwrap();
     let order = OrderId::try_from(7).unwrap();
-    client.delete_order_once("8e03978e-40d5", order).await.unwrap();
-    client.delete_order_once(r#"a "b""#, order).await.unwrap();
+    client.once("8e03978e-40d5", &CounterWrite::Delete(order)).await.unwrap();
+    client.once(r#"a "b""#, &CounterWrite::Delete(order)).await.unwrap();
     let heads = server.await.unwrap();
     assert!(heads[0].starts_with("delete /store/orders/7 "), "{}", heads[0]);
     assert!(heads[0].contains("\r\nidempotency-key: \"8e03978e-40d5\"\r\n"), "{}", heads[0]);

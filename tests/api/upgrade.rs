@@ -516,7 +516,7 @@ async fn check_idempotency_replays(store: &Store, f: &Fixture) {
         };
         let identity = petstore::api_key::KeyIdentity::Operator(0).label();
         let idempotency_key = petstore::idempotency::IdempotencyKey::new(&identity, key).unwrap();
-        let replay = store.place_order_once(idempotency_key, new, now).await.unwrap();
+        let replay = store.once(idempotency_key, CounterWrite::Place(new), now).await.unwrap();
         assert!(replay.replayed, "{file}: {key} was placed again, not replayed");
         let replayed_status = match replay.outcome {
             Ok(_) => 201,

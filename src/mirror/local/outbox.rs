@@ -10,6 +10,7 @@ use super::{Local, provisional, sent};
 use crate::backend::Change;
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
+use crate::idempotency::Request;
 use crate::store::Transaction;
 
 /// What a write taken offline answers, as its online twin would.
@@ -394,20 +395,20 @@ fn queued_again(tx: &Transaction<'_>, earlier: Earlier, command: &Command) -> Re
     })
 }
 
-/// Whether `command` is the request `first` was. An order is named by the id it has now:
-/// an order placed offline may have become the server's since its first request named it.
+/// Whether `command` is the request `first` was, by the rule the server keeps its keys
+/// by (`idempotency::Request`: the moment the till stamped a write with is not part of
+/// it). An order is named by the id it has now: an order placed offline may have become
+/// the server's since its first request named it.
 fn same_request(tx: &Connection, first: &Command, command: &Command) -> Result<bool> {
-    Ok(match (first, command) {
-        // The moment the till stamped when it queued the first is not part of the request.
-        (Command::PlaceOrder { order: first, .. }, Command::PlaceOrder { order, .. }) => {
-            NewOrder { placed_at: None, ..first.clone() } == NewOrder { placed_at: None, ..order.clone() }
-        }
-        (Command::CompleteOrder { order_id: first, .. }, Command::CompleteOrder { order_id, .. })
-        | (Command::CancelOrder { order_id: first }, Command::CancelOrder { order_id }) => {
-            provisional::current_order_id(tx, *first)? == provisional::current_order_id(tx, *order_id)?
-        }
-        (first, command) => first == command,
-    })
+    let request = |command: &Command| {
+        let write = command.write();
+        let write = match write.order() {
+            Some(id) => write.on_order(provisional::current_order_id(tx, id)?),
+            None => write,
+        };
+        Request::of(&write)
+    };
+    Ok(request(command)?.is(request(first)?.fingerprint()))
 }
 
 /// A write sent again under the key of one the server has taken: the same request answers
@@ -447,4 +448,72 @@ fn key_reused() -> Error {
         ErrorCode::IdempotencyKeyReused,
         "the Idempotency-Key was already used for a different request",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{TimeZone, Utc};
+
+    use super::*;
+    use crate::Store;
+    use crate::backend::Database;
+    use crate::idempotency::IdempotencyKey;
+
+    fn parse<T: serde::de::DeserializeOwned>(json: &str) -> T {
+        serde_json::from_str(json).unwrap()
+    }
+
+    /// A key sent again with a write is taken by the till's outbox for the first request
+    /// exactly when the server takes it so: otherwise a retry answered by the outbox while
+    /// offline would be refused once online, or the other way round.
+    #[tokio::test]
+    async fn the_outbox_and_the_server_agree_on_which_write_a_key_was_for() {
+        let (order, other) = (OrderId::try_from(7).unwrap(), OrderId::try_from(8).unwrap());
+        let sale = |json: &str| Command::place(parse(json));
+        let complete = |order_id, at: Option<&str>| Command::CompleteOrder {
+            order_id,
+            completed_at: at.map(|at| parse(&format!("\"{at}\""))),
+        };
+        let adjust = |json: &str| Command::AdjustInventory {
+            pet_id: PetId::try_from(3).unwrap(),
+            adjustment: parse(json),
+        };
+        let pairs = [
+            // The till's own moment is not part of the request.
+            (sale(r#"{"petId": 3, "placedAt": "2026-11-27T09:00:00Z"}"#), sale(r#"{"petId": 3}"#), true),
+            (sale(r#"{"petId": 3}"#), sale(r#"{"petId": 3, "quantity": 2}"#), false),
+            (complete(order, Some("2026-11-27T09:00:00Z")), complete(order, None), true),
+            (complete(order, None), complete(other, None), false),
+            (complete(order, None), Command::CancelOrder { order_id: order }, false),
+            (Command::CancelOrder { order_id: order }, Command::CancelOrder { order_id: order }, true),
+            (Command::CancelOrder { order_id: order }, Command::CancelOrder { order_id: other }, false),
+            (
+                adjust(r#"{"delta": -2, "reason": "broken"}"#),
+                adjust(r#"{"reason": "broken", "delta": -2}"#),
+                true,
+            ),
+            (
+                adjust(r#"{"delta": -2, "reason": "broken"}"#),
+                adjust(r#"{"delta": -2, "reason": "lost"}"#),
+                false,
+            ),
+            (adjust(r#"{"delta": 1, "reason": "found"}"#), sale(r#"{"petId": 3}"#), false),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        let server = Store::open(dir.path().join("server.db")).unwrap();
+        let till = Connection::open_in_memory().unwrap();
+        let now = Utc.with_ymd_and_hms(2026, 11, 27, 10, 0, 0).unwrap();
+        for (i, (first, again, same)) in pairs.iter().enumerate() {
+            assert_eq!(same_request(&till, first, again).unwrap(), *same, "the outbox, {first:?} {again:?}");
+            // The shop is empty: each first write is refused, and the refusal kept.
+            let key = || IdempotencyKey::new("till", &format!("k{i}")).unwrap();
+            server.once(key(), first.write(), now).await.unwrap();
+            let taken = match server.once(key(), again.write(), now).await {
+                Ok(replayed) => replayed.replayed,
+                Err(e) if e.code == ErrorCode::IdempotencyKeyReused => false,
+                Err(e) => panic!("{e:?}"),
+            };
+            assert_eq!(taken, *same, "the server, {first:?} {again:?}");
+        }
+    }
 }
