@@ -168,9 +168,8 @@ mod tests {
     use serde_json::{Value, json};
     use tower::ServiceExt;
 
+    use crate::api::AppState;
     use crate::api::permits::REPLAYS_AT_ONCE;
-    use crate::api::{AppState, HostPolicy, KeyRing, Shared};
-    use crate::clock::Clock;
     use crate::domain::Timestamp;
     use crate::store::Store;
 
@@ -183,19 +182,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn crate::backend::Database> =
             Arc::new(Store::open(dir.path().join("o.db")).unwrap());
-        let streams = Arc::new(crate::api::Streams::new(Default::default()));
-        let state = AppState::new(Shared {
-            feed: Arc::new(crate::api::FeedHub::new(store.clone(), streams.clone())),
-            streams,
-            store: store.clone(),
-            keys: KeyRing::from_secrets(["k"]),
-            hosts: Arc::new(HostPolicy::new(80, &[])),
-            clock: Clock::system(),
-            failures: Default::default(),
-            stopping: tokio::sync::watch::channel(false).1,
-            idempotency_window: crate::idempotency::KEY_LIFETIME,
-            reports: Default::default(),
-        });
+        let state = AppState::for_tests(store.clone());
         let app = crate::api::service(state.clone(), Duration::from_secs(30));
         let post = |path: &str, body: Value, key: Option<&str>| {
             let mut request = Request::post(path)

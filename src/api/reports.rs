@@ -63,9 +63,8 @@ mod tests {
     use axum::http::{Request, StatusCode};
     use tower::ServiceExt;
 
+    use crate::api::AppState;
     use crate::api::permits::REPORTS_AT_ONCE;
-    use crate::api::{AppState, HostPolicy, KeyRing, Shared};
-    use crate::clock::Clock;
     use crate::store::Store;
 
     /// With every report permit held (as by reports still being made), one more report is
@@ -75,19 +74,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store: Arc<dyn crate::backend::Database> =
             Arc::new(Store::open(dir.path().join("r.db")).unwrap());
-        let streams = Arc::new(crate::api::Streams::new(Default::default()));
-        let state = AppState::new(Shared {
-            feed: Arc::new(crate::api::FeedHub::new(store.clone(), streams.clone())),
-            streams,
-            store,
-            keys: KeyRing::from_secrets(["k"]),
-            hosts: Arc::new(HostPolicy::new(80, &[])),
-            clock: Clock::system(),
-            failures: Default::default(),
-            stopping: tokio::sync::watch::channel(false).1,
-            idempotency_window: crate::idempotency::KEY_LIFETIME,
-            reports: Default::default(),
-        });
+        let state = AppState::for_tests(store.clone());
         let app = crate::api::service(state.clone(), Duration::from_secs(30));
         let report = || {
             let request = Request::get("/store/reports/sales?from=2026-01-01&to=2026-12-31")

@@ -76,3 +76,24 @@ impl Deref for AppState {
         &self.0.shared
     }
 }
+
+#[cfg(test)]
+impl AppState {
+    /// A server's state over `store`, its operator's key `k`, defaults otherwise: for the
+    /// API's unit tests that drive the service without a socket.
+    pub(crate) fn for_tests(store: Arc<dyn Database>) -> Self {
+        let streams = Arc::new(super::streams::Streams::new(Default::default()));
+        Self::new(Shared {
+            feed: Arc::new(super::fanout::FeedHub::new(store.clone(), streams.clone())),
+            streams,
+            store,
+            keys: KeyRing::from_secrets(["k"]),
+            hosts: Arc::new(HostPolicy::new(80, &[])),
+            clock: Clock::system(),
+            failures: Default::default(),
+            stopping: tokio::sync::watch::channel(false).1,
+            idempotency_window: crate::idempotency::KEY_LIFETIME,
+            reports: Default::default(),
+        })
+    }
+}
