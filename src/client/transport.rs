@@ -1,6 +1,6 @@
 //! One request and its answer. Every call goes through [`Client::exchange`], which sends
 //! the key, reads the body within the size limit and turns any failure into the core
-//! [`Error`]; the [`Answer`] then decodes the body into what the operation returns.
+//! [`Error`]; the [`Received`] then decodes the body into what the operation returns.
 
 use reqwest::Method;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION};
@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::idempotency::IdempotencyKey;
 
 /// A successful (2xx) answer, body read in full.
-pub(super) struct Answer {
+pub(super) struct Received {
     base: BaseUrl,
     method: Method,
     path: String,
@@ -31,7 +31,7 @@ impl Client {
         method: Method,
         segments: &[&str],
         query: &[(&str, String)],
-    ) -> Result<Answer> {
+    ) -> Result<Received> {
         self.exchange(method, segments, query, None).await
     }
 
@@ -41,7 +41,7 @@ impl Client {
         method: Method,
         segments: &[&str],
         body: &B,
-    ) -> Result<Answer> {
+    ) -> Result<Received> {
         let json = serde_json::to_vec(body).map_err(Error::internal)?;
         self.exchange(method, segments, &[], Some(json)).await
     }
@@ -54,7 +54,7 @@ impl Client {
         segments: &[&str],
         key: &str,
         body: Option<&B>,
-    ) -> Result<Answer> {
+    ) -> Result<Received> {
         let key = idempotency_key(key)?;
         let json = body.map(serde_json::to_vec).transpose().map_err(Error::internal)?;
         self.exchange_with(method, segments, &[], json, Some(key)).await
@@ -66,7 +66,7 @@ impl Client {
         segments: &[&str],
         query: &[(&str, String)],
         body: Option<Vec<u8>>,
-    ) -> Result<Answer> {
+    ) -> Result<Received> {
         self.exchange_with(method, segments, query, body, None).await
     }
 
@@ -77,7 +77,7 @@ impl Client {
         query: &[(&str, String)],
         body: Option<Vec<u8>>,
         idempotency_key: Option<HeaderValue>,
-    ) -> Result<Answer> {
+    ) -> Result<Received> {
         let url = self.base.join(segments);
         let path = url.path().to_owned();
         let call = Call { base: &self.base, method: &method, path: &path };
@@ -97,7 +97,7 @@ impl Client {
         if !response.status().is_success() {
             return Err(failed(&call, &response, &body));
         }
-        Ok(Answer { base: self.base.clone(), method, path, headers, body })
+        Ok(Received { base: self.base.clone(), method, path, headers, body })
     }
 
     /// The whole body, within the size limit.
@@ -183,7 +183,7 @@ impl Client {
     }
 }
 
-impl Answer {
+impl Received {
     fn call(&self) -> Call<'_> {
         Call { base: &self.base, method: &self.method, path: &self.path }
     }

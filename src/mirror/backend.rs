@@ -8,13 +8,13 @@ use async_trait::async_trait;
 
 use super::local::{Put, Queued};
 use super::status::SyncState;
-use super::take::put;
-use super::{Mirror, Parts, is_offline, new_key};
+use super::take::take_in;
+use super::{Mirror, Shared, is_offline, new_key};
 use crate::backend::Petstore;
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
 
-impl Parts {
+impl Shared {
     /// Whether counter writes go straight to the outbox.
     fn queue_first(&self) -> bool {
         let status = self.status.borrow();
@@ -55,7 +55,7 @@ impl Parts {
 
     /// A server answer into the mirror; if that fails, the feed brings it.
     async fn took(&self, what: Put) {
-        if let Err(e) = put(self, what, false).await {
+        if let Err(e) = take_in(self, what, false).await {
             tracing::debug!(error = %e.message, "a server answer could not be put into the mirror; the feed brings it");
         }
     }
@@ -117,8 +117,8 @@ fn unexpected(queued: Queued) -> Error {
 }
 
 impl Mirror {
-    fn parts(&self) -> &Parts {
-        &self.inner.parts
+    fn shared(&self) -> &Shared {
+        &self.inner.shared
     }
 
     /// A counter write's answer as an order: the server's, put into the mirror, or the one
@@ -127,7 +127,7 @@ impl Mirror {
         match outcome {
             Ok(answer) => {
                 let order = answer.into_order()?;
-                self.parts().took(Put::Orders(vec![order.clone()])).await;
+                self.shared().took(Put::Orders(vec![order.clone()])).await;
                 Ok(order)
             }
             Err(Queued::Order(order)) => Ok(order),
@@ -138,14 +138,14 @@ impl Mirror {
     /// Where reads come from: the mirror once it holds a whole copy; until then the server
     /// itself, so that a till that never reached it says so rather than show an empty shop.
     fn source(&self) -> &dyn Petstore {
-        if self.parts().status.borrow().position.is_some() { self.store() } else { self.client() }
+        if self.shared().status.borrow().position.is_some() { self.store() } else { self.client() }
     }
 
     /// An order's id as the mirror has it: the server's, once an order placed offline has
     /// reached it.
     async fn current_id(&self, id: OrderId) -> Result<OrderId> {
         if id.is_provisional()
-            && let Some(server) = self.parts().local.server_order_id(id).await?
+            && let Some(server) = self.shared().local.server_order_id(id).await?
         {
             return Ok(server);
         }
@@ -160,7 +160,7 @@ impl Petstore for Mirror {
     }
     async fn create_pet(&self, new: NewPet) -> Result<Pet> {
         let pet = self.client().create_pet(new).await.map_err(|e| needs_server("Adding a pet", e))?;
-        self.parts().took(Put::Pets(vec![pet.clone()])).await;
+        self.shared().took(Put::Pets(vec![pet.clone()])).await;
         Ok(pet)
     }
     async fn get_pet(&self, id: PetId) -> Result<Pet> {
@@ -168,17 +168,17 @@ impl Petstore for Mirror {
     }
     async fn replace_pet(&self, id: PetId, new: NewPet) -> Result<Pet> {
         let pet = self.client().replace_pet(id, new).await.map_err(|e| needs_server("Editing a pet", e))?;
-        self.parts().took(Put::Pets(vec![pet.clone()])).await;
+        self.shared().took(Put::Pets(vec![pet.clone()])).await;
         Ok(pet)
     }
     async fn update_pet(&self, id: PetId, patch: PetPatch) -> Result<Pet> {
         let pet = self.client().update_pet(id, patch).await.map_err(|e| needs_server("Editing a pet", e))?;
-        self.parts().took(Put::Pets(vec![pet.clone()])).await;
+        self.shared().took(Put::Pets(vec![pet.clone()])).await;
         Ok(pet)
     }
     async fn delete_pet(&self, id: PetId) -> Result<()> {
         self.client().delete_pet(id).await.map_err(|e| needs_server("Deleting a pet", e))?;
-        self.parts().local.remove(Entity::Pet, id.get()).await
+        self.shared().local.remove(Entity::Pet, id.get()).await
     }
 
     async fn list_categories(&self, page: Page) -> Result<Paged<Category>> {
@@ -187,7 +187,7 @@ impl Petstore for Mirror {
     async fn create_category(&self, new: NewCategory) -> Result<Category> {
         let category =
             self.client().create_category(new).await.map_err(|e| needs_server("Adding a category", e))?;
-        self.parts().took(Put::Categories(vec![category.clone()])).await;
+        self.shared().took(Put::Categories(vec![category.clone()])).await;
         Ok(category)
     }
     async fn get_category(&self, id: CategoryId) -> Result<Category> {
@@ -199,12 +199,12 @@ impl Petstore for Mirror {
             .replace_category(id, new)
             .await
             .map_err(|e| needs_server("Editing a category", e))?;
-        self.parts().took(Put::Categories(vec![category.clone()])).await;
+        self.shared().took(Put::Categories(vec![category.clone()])).await;
         Ok(category)
     }
     async fn delete_category(&self, id: CategoryId) -> Result<()> {
         self.client().delete_category(id).await.map_err(|e| needs_server("Deleting a category", e))?;
-        self.parts().local.remove(Entity::Category, id.get()).await
+        self.shared().local.remove(Entity::Category, id.get()).await
     }
 
     async fn list_orders(&self, filter: OrderFilter, page: Page) -> Result<Paged<Order>> {
@@ -235,7 +235,7 @@ impl Petstore for Mirror {
             self.client().set_inventory(pet, update).await.map_err(|e| {
                 needs_server("Setting a stock count (an adjustment by + or - works offline)", e)
             })?;
-        self.parts().took(Put::Stock(vec![item])).await;
+        self.shared().took(Put::Stock(vec![item])).await;
         self.source().get_inventory(pet).await
     }
     async fn adjust_inventory(
@@ -257,7 +257,7 @@ impl Petstore for Mirror {
     /// The server's settings, kept in the mirror for when it cannot be reached (and read
     /// from there at once while it is known not to be).
     async fn get_settings(&self) -> Result<ShopSettings> {
-        if matches!(self.parts().status.borrow().state, SyncState::Offline { .. }) {
+        if matches!(self.shared().status.borrow().state, SyncState::Offline { .. }) {
             return self.store().get_settings().await;
         }
         match self.client().get_settings().await {
@@ -268,7 +268,7 @@ impl Petstore for Mirror {
     }
     /// From the mirror's orders, its days counted in the server's time zone.
     async fn sales_report(&self, range: DayRange) -> Result<Vec<SalesDay>> {
-        if self.parts().status.borrow().position.is_none() {
+        if self.shared().status.borrow().position.is_none() {
             return self.client().sales_report(range).await;
         }
         self.get_settings().await?;
@@ -293,7 +293,7 @@ impl Mirror {
     pub(super) async fn once(&self, key: String, write: CounterWrite) -> Result<CounterAnswer> {
         match write {
             CounterWrite::Place(new) => {
-                let outcome = self.parts().counter(key, Command::place(new)).await?;
+                let outcome = self.shared().counter(key, Command::place(new)).await?;
                 self.order_answer(outcome).await.map(CounterAnswer::Order)
             }
             CounterWrite::Update { order, patch } => {
@@ -310,7 +310,7 @@ impl Mirror {
     async fn send_update(&self, key: String, id: OrderId, patch: OrderPatch) -> Result<Order> {
         let id = self.current_id(id).await?;
         let completes = patch == OrderPatch { complete: Some(true), ..OrderPatch::default() };
-        if !completes && (id.is_provisional() || self.parts().queue_first()) {
+        if !completes && (id.is_provisional() || self.shared().queue_first()) {
             // Only completing is a counter write; anything else is checked by the server
             // against the order as it has it.
             self.store().get_order(id).await?;
@@ -333,11 +333,11 @@ impl Mirror {
                 .await
                 .and_then(CounterAnswer::into_order)
                 .map_err(|e| needs_server("Changing an order", e))?;
-            self.parts().took(Put::Orders(vec![order.clone()])).await;
+            self.shared().took(Put::Orders(vec![order.clone()])).await;
             return Ok(order);
         }
         let command = Command::CompleteOrder { order_id: id, completed_at: None };
-        let outcome = self.parts().counter(key, command).await?;
+        let outcome = self.shared().counter(key, command).await?;
         self.order_answer(outcome).await
     }
 
@@ -347,7 +347,7 @@ impl Mirror {
     async fn send_cancel(&self, key: String, id: OrderId) -> Result<Order> {
         let id = self.current_id(id).await?;
         let command = Command::CancelOrder { order_id: id };
-        match self.parts().counter(key, command).await? {
+        match self.shared().counter(key, command).await? {
             Err(Queued::Cancelled) => self.store().get_order(id).await,
             outcome => self.order_answer(outcome).await,
         }
@@ -360,7 +360,7 @@ impl Mirror {
     /// caller's key; the mirror then drops the order, as the feed's `deleted` would.
     async fn send_delete(&self, key: String, id: OrderId) -> Result<()> {
         let id = self.current_id(id).await?;
-        if id.is_provisional() || self.parts().queue_first() {
+        if id.is_provisional() || self.shared().queue_first() {
             self.store().get_order(id).await?;
             return Err(Error::new(
                 ErrorCode::Unreachable,
@@ -378,7 +378,7 @@ impl Mirror {
             .once(&key, &CounterWrite::Delete(id))
             .await
             .map_err(|e| needs_server("Deleting an order", e))?;
-        self.parts().local.remove(Entity::Order, id.get()).await
+        self.shared().local.remove(Entity::Order, id.get()).await
     }
 
     async fn send_adjustment(
@@ -388,9 +388,9 @@ impl Mirror {
         adjustment: NewInventoryAdjustment,
     ) -> Result<InventoryItem> {
         let command = Command::AdjustInventory { pet_id: pet, adjustment };
-        match self.parts().counter(key, command).await? {
+        match self.shared().counter(key, command).await? {
             Ok(answer) => {
-                self.parts().took(Put::Stock(vec![answer.into_item()?])).await;
+                self.shared().took(Put::Stock(vec![answer.into_item()?])).await;
                 self.source().get_inventory(pet).await
             }
             Err(Queued::Item(item)) => Ok(item),

@@ -47,7 +47,7 @@ pub struct Mirror {
 }
 
 struct Inner {
-    parts: Parts,
+    shared: Shared,
     task: JoinHandle<()>,
     /// Where the local API's named keys are kept: the computer's own store, whichever
     /// shop the API serves (the mirror itself when none is given).
@@ -56,7 +56,7 @@ struct Inner {
 
 /// What the sync task and the operations share.
 #[derive(Clone)]
-struct Parts {
+struct Shared {
     local: Local,
     client: Client,
     status: watch::Sender<SyncStatus>,
@@ -89,57 +89,57 @@ impl Mirror {
         crate::private::create_dir(dir)
             .map_err(|e| Error::internal(format!("cannot make the mirrors folder {}: {e}", dir.display())))?;
         let store = Store::open(file_for(dir, &origin)).map_err(|e| Error::internal(e.to_string()))?;
-        let parts = Parts {
+        let shared = Shared {
             local: Local::new(store),
             client,
             status: watch::channel(SyncStatus::default()).0,
             wake: Arc::new(Notify::new()),
         };
-        let task = tokio::spawn(sync::run(parts.clone(), origin));
-        Ok(Self { inner: Arc::new(Inner { parts, task, keys }) })
+        let task = tokio::spawn(sync::run(shared.clone(), origin));
+        Ok(Self { inner: Arc::new(Inner { shared, task, keys }) })
     }
 
     /// The local copy (for what reads it directly, such as the local API).
     pub fn store(&self) -> &Store {
-        self.inner.parts.local.store()
+        self.inner.shared.local.store()
     }
 
     pub fn client(&self) -> &Client {
-        &self.inner.parts.client
+        &self.inner.shared.client
     }
 
     /// Where syncing stands: synced, catching up, offline since when, and the outbox.
     pub fn status(&self) -> watch::Receiver<SyncStatus> {
-        self.inner.parts.status.subscribe()
+        self.inner.shared.status.subscribe()
     }
 
     /// Changes of the mirror, whether from the server or from this till.
     pub fn subscribe(&self) -> broadcast::Receiver<Change> {
-        self.inner.parts.local.store().subscribe()
+        self.inner.shared.local.store().subscribe()
     }
 
     /// Every queued write, waiting or needing attention.
     pub async fn outbox(&self) -> Result<Vec<OutboxEntry>> {
-        self.inner.parts.local.outbox().await
+        self.inner.shared.local.outbox().await
     }
 
     pub async fn outbox_counts(&self) -> Result<OutboxCounts> {
-        self.inner.parts.local.outbox_counts().await
+        self.inner.shared.local.outbox_counts().await
     }
 
     /// Sends a write that needs attention again, at the end of the queue.
     pub async fn retry(&self, seq: i64) -> Result<()> {
-        let parts = &self.inner.parts;
-        parts.local.retry(seq, new_key()).await?;
-        parts.queued().await;
+        let shared = &self.inner.shared;
+        shared.local.retry(seq, new_key()).await?;
+        shared.queued().await;
         Ok(())
     }
 
     /// Drops a write that needs attention.
     pub async fn drop_queued(&self, seq: i64) -> Result<()> {
-        let parts = &self.inner.parts;
-        parts.local.drop_queued(seq).await?;
-        parts.counts_changed().await;
+        let shared = &self.inner.shared;
+        shared.local.drop_queued(seq).await?;
+        shared.counts_changed().await;
         Ok(())
     }
 
@@ -147,12 +147,12 @@ impl Mirror {
     /// server had by then, or `timeout` passes; answers whether it got there. For tests
     /// and for a clean switch of mode.
     pub async fn settle(&self, timeout: Duration) -> bool {
-        let parts = &self.inner.parts;
-        let mut status = parts.status.subscribe();
+        let shared = &self.inner.shared;
+        let mut status = shared.status.subscribe();
         tokio::time::timeout(timeout, async {
             loop {
                 status.wait_for(|s| s.outbox.pending == 0 && s.state == SyncState::Synced).await.ok();
-                let Ok(head) = parts.client.changes(None, 1).await.map(|page| page.next) else {
+                let Ok(head) = shared.client.changes(None, 1).await.map(|page| page.next) else {
                     tokio::time::sleep(RETRY_FIRST).await;
                     continue;
                 };
@@ -168,7 +168,7 @@ impl Mirror {
     }
 }
 
-impl Parts {
+impl Shared {
     /// A write was queued: the badge moves, and the replay is woken.
     async fn queued(&self) {
         self.counts_changed().await;

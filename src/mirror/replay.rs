@@ -17,8 +17,8 @@
 use std::time::Duration;
 
 use super::local::{Put, Sent};
-use super::take::{Stop, put};
-use super::{Parts, is_key_refused, is_offline};
+use super::take::{Stop, take_in};
+use super::{Shared, is_key_refused, is_offline};
 use crate::Petstore;
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
@@ -28,54 +28,54 @@ use crate::error::{Error, ErrorCode, Result};
 /// (its answer was lost) is answered from its key, and a refused one changes nothing, so
 /// in neither case would a change of the feed bring the server's stock, and the mirror
 /// would keep a reservation, or the one it gave back, that the server does not have.
-pub(super) async fn drain(parts: &Parts) -> Result<bool, Stop> {
+pub(super) async fn drain(shared: &Shared) -> Result<bool, Stop> {
     let mut sent_any = false;
     let mut touched = std::collections::BTreeSet::new();
-    let drained = drain_from(parts, &mut sent_any, &mut touched).await;
+    let drained = drain_from(shared, &mut sent_any, &mut touched).await;
     for pet in touched {
-        if let Ok(item) = parts.client.get_inventory(pet).await {
-            put_quietly(parts, Put::Stock(vec![item])).await;
+        if let Ok(item) = shared.client.get_inventory(pet).await {
+            put_quietly(shared, Put::Stock(vec![item])).await;
         }
     }
     drained.map(|()| sent_any)
 }
 
 async fn drain_from(
-    parts: &Parts,
+    shared: &Shared,
     sent_any: &mut bool,
     touched: &mut std::collections::BTreeSet<PetId>,
 ) -> Result<(), Stop> {
     let mut window = None;
-    while let Some(entry) = parts.local.next_queued().await? {
+    while let Some(entry) = shared.local.next_queued().await? {
         *sent_any = true;
         // Asked once a drain, and only when there is something to send.
         let window = match window {
             Some(window) => window,
-            None => *window.insert(parts.client.idempotency_window().await?),
+            None => *window.insert(shared.client.idempotency_window().await?),
         };
         if let Some(reason) = too_old(&entry, window, Timestamp::now()) {
             tracing::info!(write = %entry.command.describe(), "a write taken offline is older than the server keeps keys; it needs attention");
-            parts.local.refused(entry.seq, reason).await?;
+            shared.local.refused(entry.seq, reason).await?;
             touched.extend(entry.command.pet_id());
-            parts.counts_changed().await;
+            shared.counts_changed().await;
             continue;
         }
-        match send(parts, &entry).await {
+        match send(shared, &entry).await {
             Ok(sent) => {
                 touched.extend(entry.command.pet_id());
-                parts.local.sent(entry.seq, sent).await?
+                shared.local.sent(entry.seq, sent).await?
             }
             Err(e) if is_offline(&e) || is_key_refused(&e) => return Err(e.into()),
             Err(e) => {
                 tracing::info!(write = %entry.command.describe(), reason = %e.message, "the server refused a write taken offline; it needs attention");
-                parts.local.refused(entry.seq, e.message).await?;
+                shared.local.refused(entry.seq, e.message).await?;
                 // Its reservation was given back here; what the server has is read again
                 // below, since a refusal moves nothing there that the feed would bring.
                 touched.extend(entry.command.pet_id());
-                refresh_order(parts, &entry.command).await;
+                refresh_order(shared, &entry.command).await;
             }
         }
-        parts.counts_changed().await;
+        shared.counts_changed().await;
     }
     Ok(())
 }
@@ -105,12 +105,12 @@ fn human(d: Duration) -> String {
     }
 }
 
-async fn send(parts: &Parts, entry: &OutboxEntry) -> Result<Sent> {
+async fn send(shared: &Shared, entry: &OutboxEntry) -> Result<Sent> {
     let mut write = entry.command.write();
     if let Some(order) = write.order() {
-        write = write.on_order(server_id(parts, order).await?);
+        write = write.on_order(server_id(shared, order).await?);
     }
-    let answer = parts.client.once(&entry.key, &write).await?;
+    let answer = shared.client.once(&entry.key, &write).await?;
     match write {
         CounterWrite::Place(_) => answer.into_order().map(Sent::Placed),
         _ => Ok(Sent::Done),
@@ -118,11 +118,11 @@ async fn send(parts: &Parts, entry: &OutboxEntry) -> Result<Sent> {
 }
 
 /// The server's id of `order`: itself, or the one the order placed offline became.
-async fn server_id(parts: &Parts, order: OrderId) -> Result<OrderId> {
+async fn server_id(shared: &Shared, order: OrderId) -> Result<OrderId> {
     if !order.is_provisional() {
         return Ok(order);
     }
-    parts.local.server_order_id(order).await?.ok_or_else(|| {
+    shared.local.server_order_id(order).await?.ok_or_else(|| {
         Error::new(
             ErrorCode::InvalidReference,
             format!("order {order} was taken offline and never reached the server (see its own entry)"),
@@ -132,21 +132,21 @@ async fn server_id(parts: &Parts, order: OrderId) -> Result<OrderId> {
 
 /// A write about an order was refused: the order, which the mirror kept as the till left
 /// it, is read again as the server has it.
-async fn refresh_order(parts: &Parts, command: &Command) {
+async fn refresh_order(shared: &Shared, command: &Command) {
     let (Command::CompleteOrder { order_id, .. } | Command::CancelOrder { order_id }) = command else {
         return;
     };
-    let Ok(id) = server_id(parts, *order_id).await else { return };
-    match parts.client.get_order(id).await {
+    let Ok(id) = server_id(shared, *order_id).await else { return };
+    match shared.client.get_order(id).await {
         Ok(order) => {
             let pet = order.pet_id;
-            put_quietly(parts, Put::Orders(vec![order])).await;
-            if let Ok(item) = parts.client.get_inventory(pet).await {
-                put_quietly(parts, Put::Stock(vec![item])).await;
+            put_quietly(shared, Put::Orders(vec![order])).await;
+            if let Ok(item) = shared.client.get_inventory(pet).await {
+                put_quietly(shared, Put::Stock(vec![item])).await;
             }
         }
         Err(e) if e.code == ErrorCode::NotFound => {
-            let _ = parts.local.remove(Entity::Order, id.get()).await;
+            let _ = shared.local.remove(Entity::Order, id.get()).await;
         }
         // The feed brings it later.
         Err(_) => {}
@@ -154,8 +154,8 @@ async fn refresh_order(parts: &Parts, command: &Command) {
 }
 
 /// Puts an answer into the mirror; the feed brings the same later if this fails.
-async fn put_quietly(parts: &Parts, what: Put) {
-    if let Err(e) = put(parts, what, false).await {
+async fn put_quietly(shared: &Shared, what: Put) {
+    if let Err(e) = take_in(shared, what, false).await {
         tracing::debug!(error = %e.message, "an answer could not be put into the mirror; the feed brings it");
     }
 }

@@ -11,8 +11,8 @@ use futures_util::stream::{self, StreamExt};
 use super::backoff::{self, Backoff, COPY_SPREAD};
 use super::local::Put;
 use super::status::SyncState;
-use super::take::{PETS_PER_READ, Stop, put, read_pets};
-use super::{Parts, RETRY_MOST, replay};
+use super::take::{PETS_PER_READ, Stop, read_pets, take_in};
+use super::{RETRY_MOST, Shared, replay};
 use crate::Petstore;
 use crate::client::Follower;
 use crate::domain::*;
@@ -30,9 +30,9 @@ const CAPACITY_HINT_MOST: u64 = 1 << 20;
 /// How many orders each page of the copy shares with the one before.
 const ORDER_PAGE_OVERLAP: u32 = 10;
 
-pub(super) async fn run(parts: Parts, origin: String) {
+pub(super) async fn run(shared: Shared, origin: String) {
     let mut position = loop {
-        match parts.local.open(&origin).await {
+        match shared.local.open(&origin).await {
             Ok(position) => break position,
             Err(e) => {
                 tracing::error!(error = %e.message, "the mirror cannot be opened; trying again in 5 s");
@@ -40,12 +40,12 @@ pub(super) async fn run(parts: Parts, origin: String) {
             }
         }
     };
-    parts.status.send_modify(|s| s.position = position);
-    parts.counts_changed().await;
+    shared.status.send_modify(|s| s.position = position);
+    shared.counts_changed().await;
     let mut follower: Option<Follower> = None;
     let mut backoff = Backoff::new();
     loop {
-        match step(&parts, &mut position, &mut follower).await {
+        match step(&shared, &mut position, &mut follower).await {
             Ok(()) => backoff.reset(),
             Err(Stop::Recopy) => {
                 position = None;
@@ -53,24 +53,24 @@ pub(super) async fn run(parts: Parts, origin: String) {
                 tokio::time::sleep(backoff::random_up_to(COPY_SPREAD)).await;
             }
             Err(Stop::Offline(e)) => {
-                parts.went_offline(&e);
+                shared.went_offline(&e);
                 follower = None;
-                back_off(&parts, &mut backoff).await;
+                back_off(&shared, &mut backoff).await;
             }
             Err(Stop::KeyRefused(e)) => {
                 tracing::warn!(error = %e.message, "the server refused the API key; the mirror waits for a new one");
-                parts.set_state(SyncState::KeyRefused { reason: e.message });
+                shared.set_state(SyncState::KeyRefused { reason: e.message });
                 follower = None;
-                parts.wake.notified().await;
+                shared.wake.notified().await;
             }
             Err(Stop::FeedCut(e)) => {
                 tracing::debug!(error = %e.message, "the change feed's stream ended; reading the feed again");
                 follower = None;
-                back_off(&parts, &mut backoff).await;
+                back_off(&shared, &mut backoff).await;
             }
             Err(Stop::Failed(e)) => {
                 tracing::warn!(error = %e.message, "syncing the mirror failed; trying again");
-                back_off(&parts, &mut backoff).await;
+                back_off(&shared, &mut backoff).await;
             }
         }
     }
@@ -78,45 +78,45 @@ pub(super) async fn run(parts: Parts, origin: String) {
 
 /// The pause after a failure: what the server asked for (`Retry-After`) whatever happens,
 /// then the random rest, which a queued write cuts short.
-async fn back_off(parts: &Parts, backoff: &mut Backoff) {
-    let asked = parts.client.asked_to_wait();
+async fn back_off(shared: &Shared, backoff: &mut Backoff) {
+    let asked = shared.client.asked_to_wait();
     let pause = backoff.next(asked);
     if let Some(asked) = asked {
         tokio::time::sleep(asked).await;
     }
-    wait(parts, pause.saturating_sub(asked.unwrap_or_default())).await;
+    wait(shared, pause.saturating_sub(asked.unwrap_or_default())).await;
 }
 
 /// Until `pause` ends or a write is queued.
-async fn wait(parts: &Parts, pause: std::time::Duration) {
+async fn wait(shared: &Shared, pause: std::time::Duration) {
     tokio::select! {
         () = tokio::time::sleep(pause) => {}
-        () = parts.wake.notified() => {}
+        () = shared.wake.notified() => {}
     }
 }
 
 /// One round: copy if needed, replay, catch up, then wait for news.
 async fn step(
-    parts: &Parts,
+    shared: &Shared,
     position: &mut Option<u64>,
     follower: &mut Option<Follower>,
 ) -> Result<(), Stop> {
     let at = match *position {
         Some(at) => at,
         None => {
-            let at = copy(parts).await?;
+            let at = copy(shared).await?;
             *position = Some(at);
             at
         }
     };
-    if replay::drain(parts).await? {
-        parts.set_state(SyncState::CatchingUp);
+    if replay::drain(shared).await? {
+        shared.set_state(SyncState::CatchingUp);
     }
-    let at = catch_up(parts, at).await?;
+    let at = catch_up(shared, at).await?;
     *position = Some(at);
-    parts.set_state(SyncState::Synced);
+    shared.set_state(SyncState::Synced);
     // Wait for news: a change past the mirror's position, or a write to send.
-    let follower = follower.get_or_insert_with(|| parts.client.follow(Some(at)));
+    let follower = follower.get_or_insert_with(|| shared.client.follow(Some(at)));
     loop {
         tokio::select! {
             change = follower.next() => match change {
@@ -125,22 +125,22 @@ async fn step(
                 // Behind the feed's horizon: the follower starts from now; the catch-up
                 // that comes next finds out whether the mirror is, too.
                 Err(e) if e.code == ErrorCode::Gone => {
-                    *follower = parts.client.follow(None);
+                    *follower = shared.client.follow(None);
                     return Ok(());
                 }
                 Err(e) if e.code == ErrorCode::Unreachable => return Err(Stop::FeedCut(e)),
                 Err(e) => return Err(Stop::from(e)),
             },
-            () = parts.wake.notified() => return Ok(()),
+            () = shared.wake.notified() => return Ok(()),
         }
     }
 }
 
 /// Applies the feed after `since`, a page at a time, and answers the new position.
-async fn catch_up(parts: &Parts, since: u64) -> Result<u64, Stop> {
+async fn catch_up(shared: &Shared, since: u64) -> Result<u64, Stop> {
     let mut at = since;
     loop {
-        let page = parts.client.changes(Some(at), FEED_PAGE).await?;
+        let page = shared.client.changes(Some(at), FEED_PAGE).await?;
         if page.changes.is_empty() {
             return Ok(at);
         }
@@ -157,18 +157,18 @@ async fn catch_up(parts: &Parts, since: u64) -> Result<u64, Stop> {
             )));
         }
         if page.changes.len() as u32 == FEED_PAGE {
-            parts.set_state(SyncState::CatchingUp);
+            shared.set_state(SyncState::CatchingUp);
         }
-        apply(parts, &page.changes).await?;
-        parts.local.advance(page.next).await?;
+        apply(shared, &page.changes).await?;
+        shared.local.advance(page.next).await?;
         at = page.next;
-        parts.status.send_modify(|s| s.position = Some(at));
+        shared.status.send_modify(|s| s.position = Some(at));
     }
 }
 
 /// Reads what `changes` touched from the server and puts it into the mirror: each thing
 /// once, whatever number of changes it had.
-async fn apply(parts: &Parts, changes: &[FeedChange]) -> Result<(), Stop> {
+async fn apply(shared: &Shared, changes: &[FeedChange]) -> Result<(), Stop> {
     let (mut categories, mut pets, mut stock, mut orders) =
         (BTreeSet::new(), BTreeSet::new(), BTreeSet::new(), BTreeSet::new());
     let mut deleted = Vec::new();
@@ -188,31 +188,31 @@ async fn apply(parts: &Parts, changes: &[FeedChange]) -> Result<(), Stop> {
     }
     for id in categories {
         let id = CategoryId::try_from(id).map_err(Error::internal)?;
-        let read = parts.client.get_category(id).await.map(|c| Put::Categories(vec![c]));
-        reread(parts, (Entity::Category, id.get()), read).await?;
+        let read = shared.client.get_category(id).await.map(|c| Put::Categories(vec![c]));
+        reread(shared, (Entity::Category, id.get()), read).await?;
     }
     let pets: Vec<i64> = pets.into_iter().collect();
     for chunk in pets.chunks(PETS_PER_READ as usize) {
-        let found = read_pets(parts, chunk).await?;
+        let found = read_pets(shared, chunk).await?;
         for &id in chunk {
             if !found.iter().any(|p| p.id.get() == id) {
-                parts.local.remove(Entity::Pet, id).await?;
+                shared.local.remove(Entity::Pet, id).await?;
             }
         }
-        put(parts, Put::Pets(found), false).await?;
+        take_in(shared, Put::Pets(found), false).await?;
     }
     for id in stock {
         let pet = PetId::try_from(id).map_err(Error::internal)?;
-        let read = parts.client.get_inventory(pet).await.map(|item| Put::Stock(vec![item]));
-        reread(parts, (Entity::Pet, id), read).await?;
+        let read = shared.client.get_inventory(pet).await.map(|item| Put::Stock(vec![item]));
+        reread(shared, (Entity::Pet, id), read).await?;
     }
     for id in orders {
         let id = OrderId::try_from(id).map_err(Error::internal)?;
-        let read = parts.client.get_order(id).await.map(|order| Put::Orders(vec![order]));
-        reread(parts, (Entity::Order, id.get()), read).await?;
+        let read = shared.client.get_order(id).await.map(|order| Put::Orders(vec![order]));
+        reread(shared, (Entity::Order, id.get()), read).await?;
     }
     for (entity, id) in deleted {
-        parts.local.remove(entity, id).await?;
+        shared.local.remove(entity, id).await?;
     }
     Ok(())
 }
@@ -220,16 +220,16 @@ async fn apply(parts: &Parts, changes: &[FeedChange]) -> Result<(), Stop> {
 /// Copies the whole shop and answers the feed position the copy is current from. The feed
 /// position is read first: whatever changes while the pages are read is in the feed after
 /// it, and applied afterwards.
-async fn copy(parts: &Parts) -> Result<u64, Stop> {
-    let client = &parts.client;
+async fn copy(shared: &Shared) -> Result<u64, Stop> {
+    let client = &shared.client;
     let head = client.changes(None, 1).await?.next;
-    parts.local.begin().await?;
+    shared.local.begin().await?;
 
     let mut offset = 0;
     loop {
         let page = client.list_categories(Page::new(Page::MAX_LIMIT, offset)?).await?;
         let full = page.items.len() as u32 == Page::MAX_LIMIT;
-        put(parts, Put::Categories(page.items), true).await?;
+        take_in(shared, Put::Categories(page.items), true).await?;
         if !full {
             break;
         }
@@ -244,7 +244,7 @@ async fn copy(parts: &Parts) -> Result<u64, Stop> {
     let last = client.list_pets(newest, Page::new(1, 0)?).await?;
     let total = last.total;
     let last = last.items.first().map_or(0, |p| p.id.get());
-    parts.set_state(SyncState::Copying { done: 0, total: Some(total) });
+    shared.set_state(SyncState::Copying { done: 0, total: Some(total) });
     // The pages are read until one is not full: `X-Total-Count` only sizes the map, and
     // only up to what a shop can hold, since a server could announce anything.
     let filter = InventoryFilter::default();
@@ -268,7 +268,7 @@ async fn copy(parts: &Parts) -> Result<u64, Stop> {
     // OFFSET would cost more the further it goes.
     let ranges = (0..).map(|n| 1 + n * PETS_PER_READ).take_while(|from| *from <= last).map(|from| {
         let ids: Vec<i64> = (from..(from + PETS_PER_READ).min(last + 1)).collect();
-        async move { read_pets(parts, &ids).await }
+        async move { read_pets(shared, &ids).await }
     });
     let mut pages = stream::iter(ranges).buffered(READS_IN_FLIGHT).chunks(PAGES_PER_WRITE);
     let mut done = 0;
@@ -278,16 +278,16 @@ async fn copy(parts: &Parts) -> Result<u64, Stop> {
         let (stocked, unstocked): (Vec<_>, Vec<_>) =
             pets.into_iter().map(|pet| (stock.remove(&pet.id), pet)).partition(|(item, _)| item.is_some());
         let stocked = stocked.into_iter().filter_map(|(item, pet)| Some((pet, item?))).collect();
-        put(parts, Put::StockedPets(stocked), true).await?;
-        put(parts, Put::Pets(unstocked.into_iter().map(|(_, pet)| pet).collect()), true).await?;
-        parts.set_state(SyncState::Copying { done, total: Some(total) });
+        take_in(shared, Put::StockedPets(stocked), true).await?;
+        take_in(shared, Put::Pets(unstocked.into_iter().map(|(_, pet)| pet).collect()), true).await?;
+        shared.set_state(SyncState::Copying { done, total: Some(total) });
     }
     drop(stock);
     // The stock list is in stock order: a pet whose stock moved while it was read may
     // have been on no page. Those few are read one by one.
-    for pet in parts.local.unseen_stock().await? {
+    for pet in shared.local.unseen_stock().await? {
         match client.get_inventory(pet).await {
-            Ok(item) => drop(parts.local.put(Put::Stock(vec![item]), true).await?),
+            Ok(item) => drop(shared.local.put(Put::Stock(vec![item]), true).await?),
             Err(e) if e.code == ErrorCode::NotFound => {}
             Err(e) => return Err(e.into()),
         }
@@ -295,11 +295,11 @@ async fn copy(parts: &Parts) -> Result<u64, Stop> {
 
     // The orders not cancelled, then the cancelled ones (the server lists them apart).
     for cancelled in [false, true] {
-        copy_orders(parts, OrderFilter { cancelled, ..OrderFilter::default() }).await?;
+        copy_orders(shared, OrderFilter { cancelled, ..OrderFilter::default() }).await?;
     }
 
-    parts.local.finish(head).await?;
-    parts.status.send_modify(|s| s.position = Some(head));
+    shared.local.finish(head).await?;
+    shared.status.send_modify(|s| s.position = Some(head));
     Ok(head)
 }
 
@@ -307,11 +307,11 @@ async fn copy(parts: &Parts) -> Result<u64, Stop> {
 /// order cancelled meanwhile moves the later pages up by one, and a page that does not
 /// reach back to the last order read is read again from further up, so that none is
 /// skipped. (One that moved to the other list meanwhile comes with the feed.)
-async fn copy_orders(parts: &Parts, filter: OrderFilter) -> Result<(), Stop> {
+async fn copy_orders(shared: &Shared, filter: OrderFilter) -> Result<(), Stop> {
     let mut offset = 0;
     let mut last_read: Option<OrderId> = None;
     loop {
-        let page = parts.client.list_orders(filter.clone(), Page::new(Page::MAX_LIMIT, offset)?).await?;
+        let page = shared.client.list_orders(filter.clone(), Page::new(Page::MAX_LIMIT, offset)?).await?;
         let full = page.items.len() as u32 == Page::MAX_LIMIT;
         if let (Some(last), Some(first)) = (last_read, page.items.first())
             && first.id < last
@@ -322,7 +322,7 @@ async fn copy_orders(parts: &Parts, filter: OrderFilter) -> Result<(), Stop> {
         }
         last_read = page.items.last().map(|o| o.id);
         // An order of a pet created after the pets were read comes with the feed.
-        parts.local.put(Put::Orders(page.items), true).await?;
+        shared.local.put(Put::Orders(page.items), true).await?;
         if !full {
             return Ok(());
         }
@@ -332,10 +332,10 @@ async fn copy_orders(parts: &Parts, filter: OrderFilter) -> Result<(), Stop> {
 
 /// Puts what the server answered for one thing, or removes `gone` from the mirror if the
 /// server no longer has it.
-async fn reread(parts: &Parts, gone: (Entity, i64), read: Result<Put>) -> Result<(), Stop> {
+async fn reread(shared: &Shared, gone: (Entity, i64), read: Result<Put>) -> Result<(), Stop> {
     match read {
-        Ok(what) => Ok(put(parts, what, false).await?),
-        Err(e) if e.code == ErrorCode::NotFound => Ok(parts.local.remove(gone.0, gone.1).await?),
+        Ok(what) => Ok(take_in(shared, what, false).await?),
+        Err(e) if e.code == ErrorCode::NotFound => Ok(shared.local.remove(gone.0, gone.1).await?),
         Err(e) => Err(e.into()),
     }
 }

@@ -1,9 +1,9 @@
-//! Taking server state into the mirror: what the feed, the copy and the replay share. A
+//! Taking server state into the mirror (`take_in`): what the feed, the copy and the replay share. A
 //! put that refers to what the mirror does not have yet (a pet in a category created since)
 //! fetches that first; and [`Stop`], what an error means for the mirror's task.
 
 use super::local::{Missing, Put};
-use super::{Parts, is_key_refused, is_offline};
+use super::{Shared, is_key_refused, is_offline};
 use crate::Petstore;
 use crate::domain::*;
 use crate::error::{Error, ErrorCode, Result};
@@ -42,53 +42,53 @@ impl From<Error> for Stop {
 }
 
 /// The pets of `ids` the server has.
-pub(super) async fn read_pets(parts: &Parts, ids: &[i64]) -> Result<Vec<Pet>> {
+pub(super) async fn read_pets(shared: &Shared, ids: &[i64]) -> Result<Vec<Pet>> {
     let ids = ids.iter().map(|&id| PetId::try_from(id).map_err(Error::internal)).collect::<Result<_>>()?;
     let filter = PetFilter { ids, ..PetFilter::default() };
-    Ok(parts.client.list_pets(filter, Page::new(Page::MAX_LIMIT, 0)?).await?.items)
+    Ok(shared.client.list_pets(filter, Page::new(Page::MAX_LIMIT, 0)?).await?.items)
 }
 
-/// Puts server state into the mirror, first fetching what it refers to and the mirror
+/// Takes server state into the mirror, first fetching what it refers to and the mirror
 /// does not have yet (created on the server after the mirror last looked).
-pub(super) async fn put(parts: &Parts, what: Put, seen: bool) -> Result<()> {
+pub(super) async fn take_in(shared: &Shared, what: Put, seen: bool) -> Result<()> {
     if what.is_empty() {
         return Ok(());
     }
-    let missing = parts.local.put(what.clone(), seen).await?;
+    let missing = shared.local.put(what.clone(), seen).await?;
     if missing.is_empty() {
         return Ok(());
     }
-    fetch_missing(parts, missing).await?;
+    fetch_missing(shared, missing).await?;
     // Whatever is still missing now was deleted on the server meanwhile; the feed says so.
-    parts.local.put(what, seen).await?;
+    shared.local.put(what, seen).await?;
     Ok(())
 }
 
-async fn fetch_missing(parts: &Parts, missing: Missing) -> Result<()> {
+async fn fetch_missing(shared: &Shared, missing: Missing) -> Result<()> {
     let mut categories = missing.categories;
     let ids: Vec<i64> = missing.pets.iter().map(|p| p.get()).collect();
     let mut pets = Vec::new();
     for chunk in ids.chunks(PETS_PER_READ as usize) {
-        pets.extend(read_pets(parts, chunk).await?);
+        pets.extend(read_pets(shared, chunk).await?);
     }
     categories.extend(pets.iter().filter_map(|p| p.category_id));
     categories.sort();
     categories.dedup();
     let mut found = Vec::new();
     for id in categories {
-        match parts.client.get_category(id).await {
+        match shared.client.get_category(id).await {
             Ok(category) => found.push(category),
             Err(e) if e.code == ErrorCode::NotFound => {}
             Err(e) => return Err(e),
         }
     }
-    parts.local.put(Put::Categories(found), false).await?;
+    shared.local.put(Put::Categories(found), false).await?;
     if !pets.is_empty() {
         let items = pets.iter().map(|p| p.id).collect::<Vec<_>>();
-        parts.local.put(Put::Pets(pets), false).await?;
+        shared.local.put(Put::Pets(pets), false).await?;
         for pet in items {
-            if let Ok(item) = parts.client.get_inventory(pet).await {
-                parts.local.put(Put::Stock(vec![item]), false).await?;
+            if let Ok(item) = shared.client.get_inventory(pet).await {
+                shared.local.put(Put::Stock(vec![item]), false).await?;
             }
         }
     }

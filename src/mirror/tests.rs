@@ -377,7 +377,7 @@ async fn a_sale_whose_answer_was_lost_is_queued_even_where_the_mirror_shows_no_s
         server.once(key, CounterWrite::Place(order(pets[0], 1, true)), now).await.unwrap().outcome.unwrap();
     }
     // The till's side of the time-outs: both queued, the second with no stock to reserve.
-    let local = &mirror.inner.parts.local;
+    let local = &mirror.inner.shared.local;
     let (first, _) =
         local.queue("lost-1".into(), Command::place(order(pets[0], 1, true)), true).await.unwrap();
     let (second, _) =

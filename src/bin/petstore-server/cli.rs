@@ -27,7 +27,7 @@ pub struct Args {
     pub log_format: LogFormat,
 
     #[command(subcommand)]
-    command: Option<Command>,
+    command: Option<Action>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -37,7 +37,7 @@ pub enum LogFormat {
 }
 
 #[derive(Debug, Subcommand)]
-enum Command {
+enum Action {
     /// Serve the API (the default when no command is given).
     Serve(ServeArgs),
     /// Print the API key clients must send (creating it at first use).
@@ -155,18 +155,18 @@ pub fn init_logging(format: LogFormat) {
 
 pub async fn run(args: Args) -> Result<(), String> {
     let db = Db::parse(args.db)?;
-    match args.command.unwrap_or(Command::Serve(ServeArgs::default())) {
-        Command::Serve(serve_args) => serve(&db, serve_args).await,
-        Command::Key => {
+    match args.command.unwrap_or(Action::Serve(ServeArgs::default())) {
+        Action::Serve(serve_args) => serve(&db, serve_args).await,
+        Action::Key => {
             println!("{}", db.operator_key()?.0);
             Ok(())
         }
-        Command::Keys(command) => crate::keys::run(&db, command).await,
-        Command::Seed { pets } => seed(&db, pets).await,
-        Command::Backup { to } => {
+        Action::Keys(command) => crate::keys::run(&db, command).await,
+        Action::Seed { pets } => seed(&db, pets).await,
+        Action::Backup { to } => {
             backup(db.sqlite_only("backup", "pg_dump -Fc --dbname=URL --file=FILE")?, &to).await
         }
-        Command::Restore(args) => {
+        Action::Restore(args) => {
             crate::restore::run(db.sqlite_only("restore", "pg_restore --clean --dbname=URL FILE")?, args)
                 .await
         }
