@@ -21,17 +21,17 @@ pub(super) fn routes(r: Routes) -> Routes {
 async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<Response> {
     params.allow(&["limit", "offset"])?;
     let page = params.page()?;
-    let categories = s.store.list_categories(page).await?;
+    let categories = s.engine.list_categories(page).await?;
     Ok(list_response(&uri, &params, page, categories))
 }
 
 async fn create(State(s): State<AppState>, JsonBody(new): JsonBody<NewCategory>) -> ApiResult<Response> {
-    let category = s.store.create_category(new).await?;
+    let category = s.engine.create_category(new).await?;
     Ok(super::created(format!("/categories/{}", category.id), category))
 }
 
 async fn get(State(s): State<AppState>, PathId(id): PathId<CategoryId>) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.store.get_category(id).await?))
+    Ok(Json(s.engine.get_category(id).await?))
 }
 
 async fn replace(
@@ -39,10 +39,10 @@ async fn replace(
     PathId(id): PathId<CategoryId>,
     JsonBody(new): JsonBody<NewCategory>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.store.replace_category(id, new).await?))
+    Ok(Json(s.engine.replace_category(id, new).await?))
 }
 
 async fn delete(State(s): State<AppState>, PathId(id): PathId<CategoryId>) -> ApiResult<StatusCode> {
-    s.store.delete_category(id).await?;
+    s.engine.delete_category(id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

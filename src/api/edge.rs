@@ -397,7 +397,7 @@ mod tests {
     fn state(store: &Store) -> AppState {
         let streams = Arc::new(crate::api::Streams::new(Default::default()));
         AppState::new(Shared {
-            store: Arc::new(store.clone()),
+            engine: Arc::new(store.clone()),
             keys: KeyRing::from_secrets(["k"]),
             hosts: Arc::new(HostPolicy::new(80, &[])),
             clock: Clock::system(),

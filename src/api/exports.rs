@@ -45,12 +45,12 @@ async fn orders(State(s): State<AppState>, params: Params) -> ApiResult<Response
         (Some(from), Some(to)) => Some(DayRange::any(from, to).map_err(Error::invalid_parameter)?),
         _ => return Err(Error::invalid_parameter("give both from and to (YYYY-MM-DD), or neither").into()),
     };
-    Ok(csv_file(&s, Export::orders(&*s.store, days).await?))
+    Ok(csv_file(&s, Export::orders(&*s.engine, days).await?))
 }
 
 fn csv_file(s: &AppState, export: Export) -> Response {
     let disposition = format!("attachment; filename=\"{}\"", export.file_name());
-    let body = Body::from_stream(export.csv(s.store.clone()));
+    let body = Body::from_stream(export.csv(s.engine.clone()));
     ([(CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (CONTENT_DISPOSITION, disposition)], body)
         .into_response()
 }

@@ -60,8 +60,8 @@ async fn start(store: &dyn Database, given: Option<u64>) -> Result<u64, Error> {
 async fn changes(State(s): State<AppState>, params: Params) -> ApiResult<impl IntoResponse> {
     params.allow(&["since", "limit"])?;
     let limit = feed_limit(params.one("limit")?)?;
-    let since = start(s.store.as_ref(), params.one("since")?).await?;
-    Ok(Json(s.store.changes_since(since, limit).await?))
+    let since = start(s.engine.as_ref(), params.one("since")?).await?;
+    Ok(Json(s.engine.changes_since(since, limit).await?))
 }
 
 async fn events(

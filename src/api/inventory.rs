@@ -30,12 +30,12 @@ async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<
     let filter =
         InventoryFilter { statuses: params.many("status")?, below_quantity: params.one("belowQuantity")? };
     let page = params.page()?;
-    let items = s.store.list_inventory(filter, page).await?;
+    let items = s.engine.list_inventory(filter, page).await?;
     Ok(list_response(&uri, &params, page, items))
 }
 
 async fn get(State(s): State<AppState>, PathId(pet): PathId<PetId>) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.store.get_inventory(pet).await?))
+    Ok(Json(s.engine.get_inventory(pet).await?))
 }
 
 async fn set(
@@ -43,7 +43,7 @@ async fn set(
     PathId(pet): PathId<PetId>,
     JsonBody(update): JsonBody<InventoryUpdate>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.store.set_inventory(pet, update).await?))
+    Ok(Json(s.engine.set_inventory(pet, update).await?))
 }
 
 /// With an `Idempotency-Key`, a retry gets the first response again and adjusts nothing.
@@ -54,10 +54,10 @@ async fn adjust(
     JsonBody(adjustment): JsonBody<NewInventoryAdjustment>,
 ) -> ApiResult<impl IntoResponse> {
     let item = match key.in_window(&s) {
-        None => s.store.adjust_inventory(pet, adjustment).await?,
+        None => s.engine.adjust_inventory(pet, adjustment).await?,
         Some((key, now)) => {
             let write = CounterWrite::Adjust { pet, adjustment };
-            first_outcome(s.store.once(key, write, now).await?)?.into_item()?
+            first_outcome(s.engine.once(key, write, now).await?)?.into_item()?
         }
     };
     Ok(Json(item))
@@ -69,7 +69,7 @@ async fn adjustments(
     PathId(pet): PathId<PetId>,
     params: Params,
 ) -> ApiResult<Response> {
-    of_one_pet(&uri, &params, |page| s.store.list_adjustments(pet, page)).await
+    of_one_pet(&uri, &params, |page| s.engine.list_adjustments(pet, page)).await
 }
 
 async fn history(
@@ -78,7 +78,7 @@ async fn history(
     PathId(pet): PathId<PetId>,
     params: Params,
 ) -> ApiResult<Response> {
-    of_one_pet(&uri, &params, |page| s.store.stock_history(pet, page)).await
+    of_one_pet(&uri, &params, |page| s.engine.stock_history(pet, page)).await
 }
 
 /// A page of one pet's list (its audit trail, its history), which takes `limit` and

@@ -33,7 +33,7 @@ async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<
         q: params.one("q")?,
     };
     let page = params.page()?;
-    let orders = s.store.list_orders(filter, page).await?;
+    let orders = s.engine.list_orders(filter, page).await?;
     Ok(list_response(&uri, &params, page, orders))
 }
 
@@ -48,9 +48,9 @@ async fn place(
     check_till_time("placedAt", new.placed_at, s.clock.now(), s.idempotency_window)?;
     let _turn = s.replay_turn(new.placed_at).await;
     let order = match key.in_window(&s) {
-        None => s.store.place_order(new).await?,
+        None => s.engine.place_order(new).await?,
         Some((key, now)) => {
-            first_outcome(s.store.once(key, CounterWrite::Place(new), now).await?)?.into_order()?
+            first_outcome(s.engine.once(key, CounterWrite::Place(new), now).await?)?.into_order()?
         }
     };
     let location = format!("/store/orders/{}", order.id);
@@ -100,7 +100,7 @@ fn check_till_time(
 }
 
 async fn get(State(s): State<AppState>, PathId(id): PathId<OrderId>) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.store.get_order(id).await?))
+    Ok(Json(s.engine.get_order(id).await?))
 }
 
 async fn update(
@@ -117,10 +117,10 @@ async fn update(
     check_till_time("completedAt", patch.completed_at, s.clock.now(), s.idempotency_window)?;
     let _turn = s.replay_turn(patch.completed_at).await;
     let order = match key.in_window(&s) {
-        None => s.store.update_order(id, patch).await?,
+        None => s.engine.update_order(id, patch).await?,
         Some((key, now)) => {
             let write = CounterWrite::Update { order: id, patch };
-            first_outcome(s.store.once(key, write, now).await?)?.into_order()?
+            first_outcome(s.engine.once(key, write, now).await?)?.into_order()?
         }
     };
     Ok(Json(order))
@@ -134,9 +134,9 @@ async fn cancel(
     key: Idempotency,
 ) -> ApiResult<impl IntoResponse> {
     let order = match key.in_window(&s) {
-        None => s.store.cancel_order(id).await?,
+        None => s.engine.cancel_order(id).await?,
         Some((key, now)) => {
-            first_outcome(s.store.once(key, CounterWrite::Cancel(id), now).await?)?.into_order()?
+            first_outcome(s.engine.once(key, CounterWrite::Cancel(id), now).await?)?.into_order()?
         }
     };
     Ok(Json(order))
@@ -150,9 +150,9 @@ async fn delete(
     key: Idempotency,
 ) -> ApiResult<StatusCode> {
     match key.in_window(&s) {
-        None => s.store.delete_order(id).await?,
+        None => s.engine.delete_order(id).await?,
         Some((key, now)) => {
-            first_outcome(s.store.once(key, CounterWrite::Delete(id), now).await?)?;
+            first_outcome(s.engine.once(key, CounterWrite::Delete(id), now).await?)?;
         }
     }
     Ok(StatusCode::NO_CONTENT)

@@ -31,17 +31,17 @@ async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<
         sort: params.one("sort")?.unwrap_or_default(),
     };
     let page = params.page()?;
-    let pets = s.store.list_pets(filter, page).await?;
+    let pets = s.engine.list_pets(filter, page).await?;
     Ok(list_response(&uri, &params, page, pets))
 }
 
 async fn create(State(s): State<AppState>, JsonBody(new): JsonBody<NewPet>) -> ApiResult<Response> {
-    let pet = s.store.create_pet(new).await?;
+    let pet = s.engine.create_pet(new).await?;
     Ok(super::created(format!("/pets/{}", pet.id), pet))
 }
 
 async fn get(State(s): State<AppState>, PathId(id): PathId<PetId>) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.store.get_pet(id).await?))
+    Ok(Json(s.engine.get_pet(id).await?))
 }
 
 async fn replace(
@@ -49,7 +49,7 @@ async fn replace(
     PathId(id): PathId<PetId>,
     JsonBody(new): JsonBody<NewPet>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.store.replace_pet(id, new).await?))
+    Ok(Json(s.engine.replace_pet(id, new).await?))
 }
 
 async fn update(
@@ -57,10 +57,10 @@ async fn update(
     PathId(id): PathId<PetId>,
     JsonBody(patch): JsonBody<PetPatch>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.store.update_pet(id, patch).await?))
+    Ok(Json(s.engine.update_pet(id, patch).await?))
 }
 
 async fn delete(State(s): State<AppState>, PathId(id): PathId<PetId>) -> ApiResult<StatusCode> {
-    s.store.delete_pet(id).await?;
+    s.engine.delete_pet(id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -28,7 +28,7 @@ async fn sales(State(s): State<AppState>, headers: HeaderMap, params: Params) ->
     };
     let range = DayRange::new(day("from")?, day("to")?).map_err(Error::invalid_parameter)?;
     let permit = s.reports.take()?;
-    let days = s.store.sales_report(range).await?;
+    let days = s.engine.sales_report(range).await?;
     drop(permit);
     if !wants_csv(&headers) {
         return Ok(Json(days).into_response());

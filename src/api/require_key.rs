@@ -85,7 +85,7 @@ where
         let state = self.state.clone();
         KeyFuture::LookUp {
             future: Box::pin(async move {
-                match access::check_named(state.store.as_ref(), presented, req.method(), req.uri().path())
+                match access::check_named(state.engine.as_ref(), presented, req.method(), req.uri().path())
                     .await
                 {
                     Ok((identity, named)) => {

@@ -14,12 +14,12 @@ pub(super) fn routes(r: Routes) -> Routes {
 }
 
 async fn get(State(s): State<AppState>) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.store.get_settings().await?))
+    Ok(Json(s.engine.get_settings().await?))
 }
 
 async fn put(
     State(s): State<AppState>,
     JsonBody(settings): JsonBody<ShopSettings>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.store.put_settings(settings).await?))
+    Ok(Json(s.engine.put_settings(settings).await?))
 }

@@ -23,8 +23,9 @@ struct Server {
 }
 
 pub struct Shared {
-    /// The engine: SQLite or PostgreSQL, the API does not ask which.
-    pub store: Arc<dyn Database>,
+    /// The engine the API serves: SQLite's `Store`, PostgreSQL's `PgStore`, or a till's
+    /// `Mirror` (the app's local API in remote mode); the API does not ask which.
+    pub engine: Arc<dyn Database>,
     /// The operator's keys; named keys are looked up in `store` on every request, so that a
     /// revocation by another process takes effect at once.
     pub keys: KeyRing,
@@ -86,7 +87,7 @@ impl AppState {
         Self::new(Shared {
             feed: Arc::new(super::fanout::FeedHub::new(store.clone(), streams.clone())),
             streams,
-            store,
+            engine: store,
             keys: KeyRing::from_secrets(["k"]),
             hosts: Arc::new(HostPolicy::new(80, &[])),
             clock: Clock::system(),
