@@ -412,7 +412,32 @@ fn test_only_items(code: &str) -> Vec<(usize, usize)> {
 }
 
 fn blank(text: &str) -> String {
-    text.chars().map(|c| if c == '\n' { '\n' } else { ' ' }).collect()
+    text.chars().map(blank_char).collect()
+}
+
+/// A space for anything but a newline, so that blanked code keeps its lines.
+fn blank_char(c: char) -> char {
+    if c == '\n' { '\n' } else { ' ' }
+}
+
+/// Copies the string or character literal that opens at `start` (`"` or `'`) to `out` with
+/// its insides blanked, escapes included; answers where it ends.
+fn blank_quoted(chars: &[char], start: usize, out: &mut String) -> usize {
+    let quote = chars[start];
+    out.push(quote);
+    let mut i = start + 1;
+    while i < chars.len() && chars[i] != quote {
+        if chars[i] == '\\' {
+            out.push(' ');
+            i += 1;
+        }
+        if i < chars.len() {
+            out.push(blank_char(chars[i]));
+            i += 1;
+        }
+    }
+    out.push(quote);
+    i + 1
 }
 
 /// The source with comments and the insides of string and character literals blanked
@@ -422,7 +447,6 @@ fn code_of(source: &str) -> String {
     let mut out = String::with_capacity(source.len());
     let mut i = 0;
     let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
-    let push_blank = |out: &mut String, c: char| out.push(if c == '\n' { '\n' } else { ' ' });
     while i < chars.len() {
         let c = chars[i];
         let prev_ident = i > 0 && is_ident(chars[i - 1]);
@@ -448,7 +472,7 @@ fn code_of(source: &str) -> String {
                 } else if i >= chars.len() {
                     break;
                 } else {
-                    push_blank(&mut out, chars[i]);
+                    out.push(blank_char(chars[i]));
                     i += 1;
                 }
             }
@@ -475,40 +499,14 @@ fn code_of(source: &str) -> String {
                     i += 1 + hashes;
                     break;
                 }
-                push_blank(&mut out, chars[i]);
+                out.push(blank_char(chars[i]));
                 i += 1;
             }
         } else if c == '"' {
-            out.push('"');
-            i += 1;
-            while i < chars.len() && chars[i] != '"' {
-                if chars[i] == '\\' {
-                    out.push(' ');
-                    i += 1;
-                }
-                if i < chars.len() {
-                    push_blank(&mut out, chars[i]);
-                    i += 1;
-                }
-            }
-            out.push('"');
-            i += 1;
+            i = blank_quoted(&chars, i, &mut out);
         } else if c == '\'' && !prev_ident && (at(i + 1) == '\\' || at(i + 2) == '\'') {
             // A character literal ('x', '\n', '\u{1F600}'); a lifetime ('a) has no closing quote.
-            out.push('\'');
-            i += 1;
-            while i < chars.len() && chars[i] != '\'' {
-                if chars[i] == '\\' {
-                    out.push(' ');
-                    i += 1;
-                }
-                if i < chars.len() {
-                    push_blank(&mut out, chars[i]);
-                    i += 1;
-                }
-            }
-            out.push('\'');
-            i += 1;
+            i = blank_quoted(&chars, i, &mut out);
         } else {
             out.push(c);
             i += 1;
