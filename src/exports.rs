@@ -9,8 +9,8 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use futures_util::{Stream, StreamExt, stream};
 
-use crate::backend::Database;
 use crate::domain::{DayRange, EXPORT_PAGE, OrderExport, PetExport, Timestamp};
+use crate::engine::Database;
 use crate::error::Result;
 
 /// What to export.

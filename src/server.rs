@@ -18,8 +18,8 @@ use tokio::sync::watch;
 use crate::api::{
     self, AppState, FailedAuth, FailureLimit, FeedHub, HostPolicy, KeyRing, Shared, StreamLimits, Streams,
 };
-use crate::backend::Database;
 use crate::clock::Clock;
+use crate::engine::Database;
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 

@@ -17,7 +17,7 @@ use super::error::ApiError;
 use super::failures::{FailedAuth, too_many};
 use crate::api_key;
 use crate::api_key::{KeyIdentity, KeyMatch, Scope};
-use crate::backend::Database;
+use crate::engine::Database;
 use crate::error::ErrorCode;
 use crate::idempotency;
 

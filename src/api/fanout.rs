@@ -21,8 +21,8 @@ use axum::body::Bytes;
 use tokio::sync::{Notify, broadcast, watch};
 
 use super::streams::Streams;
-use crate::backend::Database;
 use crate::domain::{FEED_MAX_LIMIT, FeedBounds, FeedChange, FeedPage};
+use crate::engine::Database;
 use crate::error::Result;
 
 /// How many recent events the ring keeps: at 200 changes a second, some 20 s of them, so a

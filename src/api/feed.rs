@@ -24,8 +24,8 @@ use super::extract::Params;
 use super::fanout::{FeedHub, Lookup, POLL_EVERY, change_event};
 use super::state::AppState;
 use super::streams::{StreamKey, Ticket};
-use crate::backend::Database;
 use crate::domain::{FeedPage, feed_limit, feed_position};
+use crate::engine::Database;
 use crate::error::Error;
 
 /// A comment line this often keeps proxies and clients from taking a quiet stream for a

@@ -4,8 +4,8 @@ use std::sync::Arc;
 use super::access::{HostPolicy, KeyRing};
 use super::failures::FailedAuth;
 use super::permits::{Lane, Permits};
-use crate::backend::Database;
 use crate::clock::Clock;
+use crate::engine::Database;
 
 /// What every handler and middleware can reach. One `Arc`: axum clones the state for each
 /// request at every layer and handler that takes it, and one shared count to bump is

@@ -25,8 +25,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::error::ApiError;
-use crate::backend::Database;
 use crate::domain::Timestamp;
+use crate::engine::Database;
 use crate::error::{ErrorCode, Result};
 
 /// The limits on event streams; see the module's comment.

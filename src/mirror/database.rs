@@ -12,8 +12,8 @@ use tokio::sync::broadcast;
 use super::{Mirror, new_key};
 use crate::Store;
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
-use crate::backend::{Change, Database, SeedReport};
 use crate::domain::*;
+use crate::engine::{Change, Database, SeedReport};
 use crate::error::{Error, ErrorCode, Result};
 use crate::idempotency::{IdempotencyKey, Once};
 

@@ -10,9 +10,9 @@ use tokio::sync::oneshot;
 use super::*;
 use crate::Petstore;
 use crate::api::KeyRing;
-use crate::backend::Database;
 use crate::client::ClientConfig;
 use crate::domain::*;
+use crate::engine::Database;
 use crate::server::{Application, ServerConfig};
 
 pub(super) const KEY: &str = "psk_mirror-test-key-0123456789abcdef0123456789";
@@ -448,7 +448,7 @@ async fn a_till_keeps_cancelled_orders_as_the_server_has_them() {
 /// the order can still be cancelled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_till_deletes_orders_on_its_server_and_refuses_to_while_offline() {
-    use crate::backend::Database;
+    use crate::engine::Database;
     let dir = tempfile::tempdir().unwrap();
     let (server, pets) = shop(dir.path(), 1, 10).await;
     let mut remote = Remote::start(server.clone()).await;

@@ -16,9 +16,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use petstore::api::KeyRing;
-use petstore::backend::Database;
 use petstore::client::{Client, ClientConfig};
 use petstore::domain::{InventoryFilter, NewOrder, OrderFilter, Page, PetId, PetStatus};
+use petstore::engine::Database;
 use petstore::mirror::Mirror;
 use petstore::server::{Application, ServerConfig};
 use petstore::{Petstore, Store};

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use chrono::NaiveDate;
 use futures_util::StreamExt;
-use petstore::backend::Database;
 use petstore::domain::{DayRange, IMPORT_MAX_LINES, ImportReport, parse_pets_csv};
+use petstore::engine::Database;
 use petstore::exports::Export;
 use serde::Deserialize;
 use std::sync::Arc;

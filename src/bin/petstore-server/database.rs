@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use petstore::backend::Database;
+use petstore::engine::Database;
 use petstore::postgres::{PgStore, PgTarget};
 use petstore::{Store, api_key};
 

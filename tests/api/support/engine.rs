@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use petstore::Store;
-use petstore::backend::Database;
+use petstore::engine::Database;
 use petstore::postgres::{PgStore, PgTarget};
 use tempfile::TempDir;
 

@@ -13,8 +13,8 @@ use super::{
 };
 use crate::admission::WriteAdmission;
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
-use crate::backend::{Change, Database, Petstore, SeedReport};
 use crate::domain::*;
+use crate::engine::{Change, Database, Petstore, SeedReport};
 use crate::error::Result;
 use crate::idempotency::{IdempotencyKey, Once};
 

@@ -10,8 +10,8 @@ use super::{
     settings,
 };
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
-use crate::backend::{Database, Petstore, SeedReport};
 use crate::domain::*;
+use crate::engine::{Database, Petstore, SeedReport};
 use crate::error::Result;
 use crate::idempotency::{IdempotencyKey, Once};
 
