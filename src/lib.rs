@@ -11,7 +11,9 @@ pub mod error;
 pub mod store;
 
 pub use admission::WriteAdmission;
-pub use engine::{Database, Petstore};
+pub use engine::{
+    Capability, Database, Exports, Feed, Imports, Keys, Petstore, Seeding, Served, ShopDatabase,
+};
 pub use error::{Error, ErrorCode, Result};
 pub use store::Store;
 pub mod api;

@@ -28,6 +28,7 @@
 //!   that nobody cancels (its replica was killed) ends by itself, and a backend whose
 //!   client has gone notices within a second.
 
+mod capabilities;
 mod categories;
 mod changes;
 mod config;

@@ -7,6 +7,7 @@
 //! SQL of the crate (a till's mirror, `crate::mirror`) writes with the shop's rules.
 
 mod backup;
+mod capabilities;
 mod categories;
 mod counts;
 mod engine;
