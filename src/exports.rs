@@ -9,8 +9,8 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use futures_util::{Stream, StreamExt, stream};
 
-use crate::backend::Database;
 use crate::domain::{DayRange, EXPORT_PAGE, OrderExport, PetExport, Timestamp};
+use crate::engine::{Exports, Petstore};
 use crate::error::Result;
 
 /// What to export.
@@ -25,7 +25,7 @@ pub enum Export {
 
 impl Export {
     /// The orders placed on the days of `days` in the shop's time zone, or all of them.
-    pub async fn orders(store: &dyn Database, days: Option<DayRange>) -> Result<Self> {
+    pub async fn orders(store: &dyn Petstore, days: Option<DayRange>) -> Result<Self> {
         Ok(match days {
             None => Self::Orders(None),
             Some(days) => Self::Orders(Some(days.instants(store.get_settings().await?.time_zone))),
@@ -52,7 +52,7 @@ impl Export {
     }
 
     /// The file: its header row, then its rows a page per chunk.
-    pub fn csv(self, store: Arc<dyn Database>) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
+    pub fn csv(self, store: Arc<dyn Exports>) -> impl Stream<Item = Result<Bytes>> + Send + 'static {
         let head = stream::once(std::future::ready(Ok(Bytes::from(format!("{}\r\n", self.header())))));
         let rows = match self {
             Self::Pets => pages(store, None, pet_row).boxed(),
@@ -66,7 +66,7 @@ impl Export {
 /// One page of rows of an export, and the key the next page starts after.
 trait Page: Sized + Send + 'static {
     fn read(
-        store: Arc<dyn Database>,
+        store: Arc<dyn Exports>,
         created: Option<(Timestamp, Timestamp)>,
         after: i64,
     ) -> impl Future<Output = Result<Vec<Self>>> + Send;
@@ -75,7 +75,7 @@ trait Page: Sized + Send + 'static {
 
 impl Page for PetExport {
     async fn read(
-        store: Arc<dyn Database>,
+        store: Arc<dyn Exports>,
         _: Option<(Timestamp, Timestamp)>,
         after: i64,
     ) -> Result<Vec<Self>> {
@@ -88,7 +88,7 @@ impl Page for PetExport {
 
 impl Page for OrderExport {
     async fn read(
-        store: Arc<dyn Database>,
+        store: Arc<dyn Exports>,
         created: Option<(Timestamp, Timestamp)>,
         after: i64,
     ) -> Result<Vec<Self>> {
@@ -101,7 +101,7 @@ impl Page for OrderExport {
 
 /// The rows of `T` as CSV text, a page per chunk, until a page comes back short.
 fn pages<T: Page>(
-    store: Arc<dyn Database>,
+    store: Arc<dyn Exports>,
     created: Option<(Timestamp, Timestamp)>,
     row: fn(&T, &mut String),
 ) -> impl Stream<Item = Result<Bytes>> + Send {

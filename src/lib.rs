@@ -5,13 +5,15 @@
 //! kept true by tests/architecture.rs.
 
 pub mod admission;
-pub mod backend;
 pub mod domain;
+pub mod engine;
 pub mod error;
 pub mod store;
 
 pub use admission::WriteAdmission;
-pub use backend::{Database, Petstore};
+pub use engine::{
+    Capability, Database, Exports, Feed, Imports, Keys, Petstore, Seeding, Served, ShopDatabase,
+};
 pub use error::{Error, ErrorCode, Result};
 pub use store::Store;
 pub mod api;

@@ -18,8 +18,8 @@ use tokio::sync::watch;
 use crate::api::{
     self, AppState, FailedAuth, FailureLimit, FeedHub, HostPolicy, KeyRing, Shared, StreamLimits, Streams,
 };
-use crate::backend::Database;
 use crate::clock::Clock;
+use crate::engine::{Feed, Served};
 
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8787";
 
@@ -84,7 +84,8 @@ pub struct Application {
     addr: SocketAddr,
     /// How many connections may be open at once (see `open_files.rs`).
     max_connections: usize,
-    store: Arc<dyn Database>,
+    /// The change feed, purged past its retention while the server runs.
+    changes: Arc<dyn Feed>,
     change_retention: Duration,
     feed: Arc<FeedHub>,
     /// Set at shutdown (see [`Shared::stopping`]).
@@ -92,7 +93,7 @@ pub struct Application {
 }
 
 impl Application {
-    pub async fn bind(store: Arc<dyn Database>, config: ServerConfig) -> Result<Self, ServeError> {
+    pub async fn bind(served: Served, config: ServerConfig) -> Result<Self, ServeError> {
         let max_connections = open_files::max_connections();
         let listener = TcpListener::bind(config.listen).await.map_err(|source| match source.kind() {
             std::io::ErrorKind::AddrInUse => ServeError::PortInUse { addr: config.listen },
@@ -109,7 +110,7 @@ impl Application {
         }
         // Records the operator's keys kept before idempotency keys were scoped by identity,
         // moved while their secrets are known (a key rotated later would lose them).
-        match store.move_idempotency_scopes(config.keys.idempotency_moves()).await {
+        match served.shop.move_idempotency_scopes(config.keys.idempotency_moves()).await {
             Ok(0) => {}
             Ok(moved) => {
                 tracing::info!(moved, "idempotency records of the operator's key now scoped by its identity")
@@ -122,11 +123,16 @@ impl Application {
         let mut limits = config.streams;
         limits.overall = limits.overall.min(max_connections / 2).max(1);
         let streams = Arc::new(Streams::new(limits));
-        let feed = Arc::new(FeedHub::new(store.clone(), streams.clone()));
+        let Served { shop, keys: named_keys, feed: changes, exports, imports } = served;
+        let feed = Arc::new(FeedHub::new(changes.clone(), named_keys.clone(), streams.clone()));
         let idempotency_window = chrono::TimeDelta::from_std(config.idempotency_window)
             .map_err(|_| ServeError::Config("the idempotency window is too long".into()))?;
         let state = AppState::new(Shared {
-            engine: store.clone(),
+            engine: shop,
+            named_keys,
+            changes: changes.clone(),
+            exports,
+            imports,
             keys: config.keys,
             hosts: Arc::new(HostPolicy::new(addr.port(), &hosts)),
             clock: config.clock,
@@ -142,7 +148,7 @@ impl Application {
             service: api::service(state, config.request_timeout),
             addr,
             max_connections,
-            store,
+            changes,
             change_retention: config.change_retention,
             feed,
             stopping,
@@ -162,8 +168,11 @@ impl Application {
     /// cannot fail: a connection that cannot be accepted is retried (see `connections.rs`).
     pub async fn run_until(self, shutdown: impl Future<Output = ()> + Send + 'static) {
         tracing::info!(addr = %self.addr, max_connections = self.max_connections, "serving the Petstore API");
-        let purging =
-            tokio::spawn(purge_changes(self.store.clone(), self.change_retention, self.stopping.subscribe()));
+        let purging = tokio::spawn(purge_changes(
+            self.changes.clone(),
+            self.change_retention,
+            self.stopping.subscribe(),
+        ));
         let reading = tokio::spawn(self.feed.clone().run(self.stopping.subscribe()));
         let stopping = self.stopping;
         let shutdown = async move {
@@ -182,7 +191,7 @@ impl Application {
 /// Removes the feed's changes older than `retention`, at start and then every
 /// [`PURGE_EVERY`], until the server stops. Each replica of a PostgreSQL server does it too:
 /// a purge finds nothing left by another is cheap.
-async fn purge_changes(store: Arc<dyn Database>, retention: Duration, mut stopping: watch::Receiver<bool>) {
+async fn purge_changes(feed: Arc<dyn Feed>, retention: Duration, mut stopping: watch::Receiver<bool>) {
     let mut every = tokio::time::interval(PURGE_EVERY);
     every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -191,7 +200,7 @@ async fn purge_changes(store: Arc<dyn Database>, retention: Duration, mut stoppi
             _ = stopping.wait_for(|stopping| *stopping) => return,
         }
         let Ok(retention) = chrono::TimeDelta::from_std(retention) else { return };
-        match store.purge_changes(chrono::Utc::now() - retention).await {
+        match feed.purge_changes(chrono::Utc::now() - retention).await {
             Ok(0) => {}
             Ok(removed) => tracing::info!(removed, "removed changes older than the feed's retention"),
             Err(error) => {

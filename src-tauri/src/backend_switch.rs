@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use petstore::client::Client;
 use petstore::mirror::{Mirror, SyncStatus};
-use petstore::{Database, Petstore, Store};
+use petstore::{Petstore, Served, Store};
 use tauri::async_runtime::JoinHandle;
 use tokio::sync::{broadcast, watch};
 
@@ -75,11 +75,11 @@ impl Backend {
     /// What the local API serves: the shop the window shows. In remote mode that is the
     /// remote's mirror; `None` when it could not be opened (the local API says so rather
     /// than serve another shop than the window's).
-    pub fn served(&self) -> Option<Arc<dyn Database>> {
+    pub fn served(&self) -> Option<Served> {
         let active = self.read();
         match (&active.target, &active.mirror) {
-            (Target::Local, _) => Some(Arc::new(self.local.clone())),
-            (Target::Remote { .. }, Some(mirror)) => Some(Arc::new(mirror.clone())),
+            (Target::Local, _) => Some(Served::all_of(Arc::new(self.local.clone()))),
+            (Target::Remote { .. }, Some(mirror)) => Some(mirror.served()),
             (Target::Remote { .. }, None) => None,
         }
     }

@@ -10,7 +10,7 @@
 
 use std::collections::BTreeSet;
 
-use petstore::Database;
+use petstore::Feed;
 use petstore::domain::{Entity, FeedChange};
 use petstore::store::Change;
 use serde::Serialize;
@@ -77,7 +77,7 @@ impl DataChanged {
 
 /// Follows `db`'s commits for as long as it announces them, calling `tell` with what each
 /// burst changed (never with nothing).
-pub async fn follow<D: Database>(db: D, tell: impl Fn(DataChanged) + Send) {
+pub async fn follow<D: Feed>(db: D, tell: impl Fn(DataChanged) + Send) {
     let mut follower = Follower::start(&db).await;
     // After reading where the feed stands: a commit in between is read with the next one.
     let mut notices = db.subscribe();
@@ -112,13 +112,13 @@ pub struct Follower {
 
 impl Follower {
     /// From the feed's head: what was committed before is what the window reads at first.
-    pub async fn start<D: Database>(db: &D) -> Self {
+    pub async fn start<D: Feed>(db: &D) -> Self {
         Self { since: head(db).await }
     }
 
     /// What changed since the last read, with the kinds of the notices `heard` (settings
     /// are not in the feed).
-    pub async fn read<D: Database>(&mut self, db: &D, heard: &[Change]) -> DataChanged {
+    pub async fn read<D: Feed>(&mut self, db: &D, heard: &[Change]) -> DataChanged {
         let settings = heard.contains(&Change::Settings);
         let Some(since) = self.since else {
             self.since = head(db).await;
@@ -140,7 +140,7 @@ impl Follower {
     }
 }
 
-async fn head<D: Database>(db: &D) -> Option<u64> {
+async fn head<D: Feed>(db: &D) -> Option<u64> {
     match db.feed_bounds().await {
         Ok(bounds) => Some(bounds.head),
         Err(e) => {

@@ -10,7 +10,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use petstore::Database;
+use petstore::Served;
 use petstore::api::KeyRing;
 use petstore::api_key;
 use petstore::server::{Application, ServeError, ServerConfig};
@@ -94,7 +94,7 @@ impl LocalApi {
     /// (Re)starts serving `shop` on 127.0.0.1:`port`, or stops when `enabled` is false.
     /// No shop: remote mode without its mirror, which the API does not serve. A busy port
     /// is tried again every [`RETRY`] until it is free or this is called again.
-    pub async fn apply(&self, shop: Option<Arc<dyn Database>>, enabled: bool, port: u16) {
+    pub async fn apply(&self, shop: Option<Served>, enabled: bool, port: u16) {
         self.stop().await;
         let mut outcome = State { enabled, ..State::default() };
         if enabled {
@@ -159,7 +159,7 @@ impl Inner {
         api_key::load_or_create(&self.key_file)
     }
 
-    async fn serve(&self, shop: Arc<dyn Database>, port: u16) -> Result<Running, Refused> {
+    async fn serve(&self, shop: Served, port: u16) -> Result<Running, Refused> {
         let key = self.key().map_err(|e| Refused::Other(e.to_string()))?;
         let listen = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
         let app = Application::bind(shop, ServerConfig::new(listen, KeyRing::from_secrets([key.as_str()])))
@@ -180,7 +180,7 @@ impl Inner {
     }
 
     /// Tries the busy `port` every [`RETRY`] and serves `shop` on it once it is free.
-    async fn wait_for(self: Arc<Self>, shop: Arc<dyn Database>, port: u16) {
+    async fn wait_for(self: Arc<Self>, shop: Served, port: u16) {
         loop {
             tokio::time::sleep(RETRY).await;
             let served = self.serve(shop.clone(), port).await;

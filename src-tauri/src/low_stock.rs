@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use chrono::{NaiveDate, Utc};
-use petstore::backend::Petstore;
 use petstore::domain::PetId;
+use petstore::engine::Petstore;
 use tauri::{AppHandle, Manager, Runtime};
 use tauri_plugin_notification::NotificationExt;
 

@@ -123,7 +123,7 @@ impl Shell {
 
     /// The shop's database as the local API serves it (the local one, or the mirror of the
     /// remote one); `None` while a remote shop is not copied yet.
-    pub fn served(&self) -> Option<Arc<dyn petstore::backend::Database>> {
+    pub fn served(&self) -> Option<petstore::Served> {
         self.backend.served()
     }
 

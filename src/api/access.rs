@@ -17,7 +17,7 @@ use super::error::ApiError;
 use super::failures::{FailedAuth, too_many};
 use crate::api_key;
 use crate::api_key::{KeyIdentity, KeyMatch, Scope};
-use crate::backend::Database;
+use crate::engine::Keys;
 use crate::error::ErrorCode;
 use crate::idempotency;
 
@@ -194,7 +194,7 @@ pub(super) struct NamedKey(pub String);
 /// a `read` key may only read, and a `reports` key only read what holds no personal data.
 /// Answers the key's identity and its name.
 pub(super) async fn check_named(
-    store: &dyn Database,
+    store: &dyn Keys,
     presented: [u8; 32],
     method: &Method,
     path: &str,

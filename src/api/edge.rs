@@ -390,24 +390,10 @@ mod tests {
     use tower::ServiceExt;
 
     use super::*;
-    use crate::api::{HostPolicy, KeyRing, Shared};
-    use crate::clock::Clock;
     use crate::store::{Change, Store};
 
     fn state(store: &Store) -> AppState {
-        let streams = Arc::new(crate::api::Streams::new(Default::default()));
-        AppState::new(Shared {
-            engine: Arc::new(store.clone()),
-            keys: KeyRing::from_secrets(["k"]),
-            hosts: Arc::new(HostPolicy::new(80, &[])),
-            clock: Clock::system(),
-            failures: Default::default(),
-            stopping: tokio::sync::watch::channel(false).1,
-            feed: Arc::new(crate::api::FeedHub::new(Arc::new(store.clone()), streams.clone())),
-            streams,
-            idempotency_window: crate::idempotency::KEY_LIFETIME,
-            reports: Default::default(),
-        })
+        AppState::for_tests(Arc::new(store.clone()))
     }
 
     /// The real edge around misbehaving handlers.

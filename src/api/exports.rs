@@ -50,7 +50,7 @@ async fn orders(State(s): State<AppState>, params: Params) -> ApiResult<Response
 
 fn csv_file(s: &AppState, export: Export) -> Response {
     let disposition = format!("attachment; filename=\"{}\"", export.file_name());
-    let body = Body::from_stream(export.csv(s.engine.clone()));
+    let body = Body::from_stream(export.csv(s.exports.clone()));
     ([(CONTENT_TYPE, "text/csv; charset=utf-8".to_owned()), (CONTENT_DISPOSITION, disposition)], body)
         .into_response()
 }

@@ -21,8 +21,8 @@ use axum::body::Bytes;
 use tokio::sync::{Notify, broadcast, watch};
 
 use super::streams::Streams;
-use crate::backend::Database;
 use crate::domain::{FEED_MAX_LIMIT, FeedBounds, FeedChange, FeedPage};
+use crate::engine::{Feed, Keys};
 use crate::error::Result;
 
 /// How many recent events the ring keeps: at 200 changes a second, some 20 s of them, so a
@@ -38,7 +38,9 @@ pub const POLL_EVERY: Duration = Duration::from_secs(1);
 
 /// The shared reader's state: the ring of recent events, and what wakes the streams.
 pub struct FeedHub {
-    store: Arc<dyn Database>,
+    feed: Arc<dyn Feed>,
+    /// Read for the streams of keys revoked or rotated since they opened.
+    keys: Arc<dyn Keys>,
     streams: Arc<Streams>,
     ring: RwLock<Ring>,
     /// Bumped whenever the ring changes.
@@ -70,9 +72,10 @@ pub enum Lookup {
 }
 
 impl FeedHub {
-    pub fn new(store: Arc<dyn Database>, streams: Arc<Streams>) -> Self {
+    pub fn new(feed: Arc<dyn Feed>, keys: Arc<dyn Keys>, streams: Arc<Streams>) -> Self {
         Self {
-            store,
+            feed,
+            keys,
             streams,
             ring: RwLock::default(),
             version: watch::channel(0).0,
@@ -94,8 +97,8 @@ impl FeedHub {
         self.reads.load(Ordering::Relaxed)
     }
 
-    pub fn store(&self) -> &dyn Database {
-        self.store.as_ref()
+    pub fn keys(&self) -> &dyn Keys {
+        self.keys.as_ref()
     }
 
     pub fn streams(&self) -> &Streams {
@@ -143,12 +146,12 @@ impl FeedHub {
     /// A read of the feed, counted.
     pub async fn read(&self, since: u64) -> Result<FeedPage> {
         self.reads.fetch_add(1, Ordering::Relaxed);
-        self.store.changes_since(since, FEED_MAX_LIMIT).await
+        self.feed.changes_since(since, FEED_MAX_LIMIT).await
     }
 
     pub async fn bounds(&self) -> Result<FeedBounds> {
         self.reads.fetch_add(1, Ordering::Relaxed);
-        self.store.feed_bounds().await
+        self.feed.feed_bounds().await
     }
 
     /// Ends the streams of revoked keys; counted as a read when it reads.
@@ -157,7 +160,7 @@ impl FeedHub {
             return;
         }
         self.reads.fetch_add(1, Ordering::Relaxed);
-        if let Err(error) = self.streams.check_keys(self.store.as_ref()).await {
+        if let Err(error) = self.streams.check_keys(self.keys.as_ref()).await {
             tracing::warn!(%error, "checking the keys of the event streams failed; trying again in a second");
         }
     }
@@ -170,7 +173,7 @@ impl FeedHub {
 
     /// The reader, until `stopping`.
     pub async fn run(self: Arc<Self>, mut stopping: watch::Receiver<bool>) {
-        let mut notices = self.store.feed_notices();
+        let mut notices = self.feed.feed_notices();
         loop {
             if self.streams.count() == 0 {
                 if self.ring().base.is_some() {

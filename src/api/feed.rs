@@ -24,8 +24,8 @@ use super::extract::Params;
 use super::fanout::{FeedHub, Lookup, POLL_EVERY, change_event};
 use super::state::AppState;
 use super::streams::{StreamKey, Ticket};
-use crate::backend::Database;
 use crate::domain::{FeedPage, feed_limit, feed_position};
+use crate::engine::Feed;
 use crate::error::Error;
 
 /// A comment line this often keeps proxies and clients from taking a quiet stream for a
@@ -50,7 +50,7 @@ pub(super) fn routes(r: Routes) -> Routes {
 
 /// Where a reader starts: the number it gives, else now (the feed's head), so that a client
 /// that has just read everything follows on from there.
-async fn start(store: &dyn Database, given: Option<u64>) -> Result<u64, Error> {
+async fn start(store: &dyn Feed, given: Option<u64>) -> Result<u64, Error> {
     match given {
         Some(since) => feed_position(since),
         None => Ok(store.feed_bounds().await?.head),
@@ -60,8 +60,8 @@ async fn start(store: &dyn Database, given: Option<u64>) -> Result<u64, Error> {
 async fn changes(State(s): State<AppState>, params: Params) -> ApiResult<impl IntoResponse> {
     params.allow(&["since", "limit"])?;
     let limit = feed_limit(params.one("limit")?)?;
-    let since = start(s.engine.as_ref(), params.one("since")?).await?;
-    Ok(Json(s.engine.changes_since(since, limit).await?))
+    let since = start(s.changes.as_ref(), params.one("since")?).await?;
+    Ok(Json(s.changes.changes_since(since, limit).await?))
 }
 
 async fn events(
@@ -215,7 +215,7 @@ impl Follower {
                     Ok(page) if !page.changes.is_empty() => {
                         // A key revoked before these changes were read sees none of them.
                         if self.hub.streams().any_named()
-                            && self.hub.streams().check_keys(self.hub.store()).await.is_err()
+                            && self.hub.streams().check_keys(self.hub.keys()).await.is_err()
                         {
                             return None;
                         }
@@ -274,9 +274,9 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_stream_batches_the_changes_of_a_rush_and_sends_after_a_quiet_spell_at_once() {
         let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn Database> = Arc::new(Store::open(dir.path().join("f.db")).unwrap());
+        let store = Arc::new(Store::open(dir.path().join("f.db")).unwrap());
         let streams = Arc::new(Streams::new(Default::default()));
-        let hub = Arc::new(FeedHub::new(store, streams.clone()));
+        let hub = Arc::new(FeedHub::new(store.clone(), store, streams.clone()));
         hub.start_ring_at(0);
         let ticket = streams.admit(StreamKey::Operator, Ipv4Addr::LOCALHOST.into()).unwrap();
         let (_running, stopping) = watch::channel(false);

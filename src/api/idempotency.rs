@@ -2,7 +2,7 @@
 //! Field"), parsed at the edge into the store's key and scoped to the identity of the API
 //! key the request authenticated with (stable across its rotation; see
 //! [`KeyIdentity`]). What a key does is the store's business
-//! ([`Database::once`](crate::backend::Database::once), which runs a counter write once
+//! ([`Database::once`](crate::engine::Database::once), which runs a counter write once
 //! per key). Taken by `POST /store/orders`, `PATCH` and `DELETE
 //! /store/orders/{orderId}`, `POST /store/orders/{orderId}/cancel` and `POST
 //! /store/inventory/{petId}/adjustments`.

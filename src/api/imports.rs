@@ -56,7 +56,7 @@ async fn pets(
     let _permit = s.import_permit()?;
     let rows = parse_as_it_arrives(body).await?;
     let status = if dry_run { StatusCode::OK } else { StatusCode::CREATED };
-    Ok((status, Json(s.engine.import_pets(rows, create_categories, dry_run).await?)).into_response())
+    Ok((status, Json(s.imports.get()?.import_pets(rows, create_categories, dry_run).await?)).into_response())
 }
 
 /// Hands the body to the parser on a blocking thread chunk by chunk as it arrives, so that

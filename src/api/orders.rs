@@ -180,7 +180,7 @@ mod tests {
     #[tokio::test]
     async fn a_sale_made_now_goes_past_replays_waiting_for_a_turn() {
         let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn crate::backend::Database> =
+        let store: Arc<dyn crate::engine::ShopDatabase> =
             Arc::new(Store::open(dir.path().join("o.db")).unwrap());
         let state = AppState::for_tests(store.clone());
         let app = crate::api::service(state.clone(), Duration::from_secs(30));

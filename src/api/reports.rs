@@ -72,7 +72,7 @@ mod tests {
     #[tokio::test]
     async fn reports_beyond_the_bound_are_refused_with_retry_after() {
         let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn crate::backend::Database> =
+        let store: Arc<dyn crate::engine::ShopDatabase> =
             Arc::new(Store::open(dir.path().join("r.db")).unwrap());
         let state = AppState::for_tests(store.clone());
         let app = crate::api::service(state.clone(), Duration::from_secs(30));

@@ -85,8 +85,13 @@ where
         let state = self.state.clone();
         KeyFuture::LookUp {
             future: Box::pin(async move {
-                match access::check_named(state.engine.as_ref(), presented, req.method(), req.uri().path())
-                    .await
+                match access::check_named(
+                    state.named_keys.as_ref(),
+                    presented,
+                    req.method(),
+                    req.uri().path(),
+                )
+                .await
                 {
                     Ok((identity, named)) => {
                         tell_key_passed(&req);

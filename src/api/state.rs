@@ -4,8 +4,8 @@ use std::sync::Arc;
 use super::access::{HostPolicy, KeyRing};
 use super::failures::FailedAuth;
 use super::permits::{Lane, Permits};
-use crate::backend::Database;
 use crate::clock::Clock;
+use crate::engine::{Capability, Database, Exports, Feed, Imports, Keys};
 
 /// What every handler and middleware can reach. One `Arc`: axum clones the state for each
 /// request at every layer and handler that takes it, and one shared count to bump is
@@ -17,17 +17,26 @@ pub struct AppState(Arc<Server>);
 struct Server {
     shared: Shared,
     /// The imports under way (`imports.rs`).
-    imports: Permits,
+    import_permits: Permits,
     /// The writes replayed from tills' outboxes, a few at a time (`orders.rs`).
     replays: Lane,
 }
 
 pub struct Shared {
     /// The engine the API serves: SQLite's `Store`, PostgreSQL's `PgStore`, or a till's
-    /// `Mirror` (the app's local API in remote mode); the API does not ask which.
+    /// `Mirror` (the app's local API in remote mode); the API does not ask which. Its
+    /// capabilities besides the shop are the four below.
     pub engine: Arc<dyn Database>,
-    /// The operator's keys; named keys are looked up in `store` on every request, so that a
-    /// revocation by another process takes effect at once.
+    /// The named keys, looked up on every request, so that a revocation by another
+    /// process takes effect at once.
+    pub named_keys: Arc<dyn Keys>,
+    /// The change feed and news of every commit.
+    pub changes: Arc<dyn Feed>,
+    pub exports: Arc<dyn Exports>,
+    /// The pet import, or why this engine has none (a till's mirror: pets are made on the
+    /// server), answered instead.
+    pub imports: Capability<dyn Imports>,
+    /// The operator's keys.
     pub keys: KeyRing,
     pub hosts: Arc<HostPolicy>,
     pub clock: Clock,
@@ -48,7 +57,7 @@ pub struct Shared {
 
 impl AppState {
     pub fn new(shared: Shared) -> Self {
-        Self(Arc::new(Server { shared, imports: Permits::imports(), replays: Lane::replays() }))
+        Self(Arc::new(Server { shared, import_permits: Permits::imports(), replays: Lane::replays() }))
     }
 
     /// A turn for a write its till stamped `till_time`, if that makes it a replay from the
@@ -66,7 +75,7 @@ impl AppState {
 
     /// Room for one import, or `503 busy` while the most run already.
     pub(super) fn import_permit(&self) -> Result<tokio::sync::OwnedSemaphorePermit, crate::error::Error> {
-        self.0.imports.take()
+        self.0.import_permits.take()
     }
 }
 
@@ -82,12 +91,18 @@ impl Deref for AppState {
 impl AppState {
     /// A server's state over `store`, its operator's key `k`, defaults otherwise: for the
     /// API's unit tests that drive the service without a socket.
-    pub(crate) fn for_tests(store: Arc<dyn Database>) -> Self {
+    pub(crate) fn for_tests(store: Arc<dyn crate::engine::ShopDatabase>) -> Self {
         let streams = Arc::new(super::streams::Streams::new(Default::default()));
+        let crate::engine::Served { shop, keys, feed, exports, imports } =
+            crate::engine::Served::all_of(store);
         Self::new(Shared {
-            feed: Arc::new(super::fanout::FeedHub::new(store.clone(), streams.clone())),
+            feed: Arc::new(super::fanout::FeedHub::new(feed.clone(), keys.clone(), streams.clone())),
             streams,
-            engine: store,
+            engine: shop,
+            named_keys: keys,
+            changes: feed,
+            exports,
+            imports,
             keys: KeyRing::from_secrets(["k"]),
             hosts: Arc::new(HostPolicy::new(80, &[])),
             clock: Clock::system(),

@@ -25,8 +25,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::error::ApiError;
-use crate::backend::Database;
 use crate::domain::Timestamp;
+use crate::engine::Keys;
 use crate::error::{ErrorCode, Result};
 
 /// The limits on event streams; see the module's comment.
@@ -163,7 +163,7 @@ impl Streams {
 
     /// Ends the streams of every named key that was revoked, or rotated, since its streams
     /// opened: one read of the keys, whatever the number of streams.
-    pub async fn check_keys(&self, store: &dyn Database) -> Result<()> {
+    pub async fn check_keys(&self, store: &dyn Keys) -> Result<()> {
         if !self.any_named() {
             return Ok(());
         }

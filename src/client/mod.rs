@@ -5,15 +5,15 @@
 //! - `base_url`: parsing the remote's address and joining operation paths to it;
 //! - `transport`: one request and its answer, with the size limit and timeouts;
 //! - `errors`: what went wrong, as the core [`Error`];
-//! - `backend`: the `Petstore` operations as REST calls (the operations of openapi.yaml);
+//! - `shop`: the `Petstore` operations as REST calls (the operations of openapi.yaml);
 //! - `feed`: the change feed, read once or followed as it is pushed.
 
-mod backend;
 mod base_url;
 mod errors;
 mod feed;
 mod once;
 mod retry_after;
+mod shop;
 mod transport;
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use super::{Client, ClientConfig};
-use crate::backend::Petstore;
 use crate::domain::{Page, PetId};
+use crate::engine::Petstore;
 use crate::error::{Error, ErrorCode};
 
 const KEY: &str = "secret-key-0123456789abcdef";

@@ -1,9 +1,11 @@
-//! The mirror as a [`Database`], so that the local API in remote mode serves the remote
-//! shop as the window shows it: reads from the mirror, writes the window's way (to the
+//! The mirror as a [`Database`] and the capabilities it has ([`Mirror::served`]), so that
+//! the local API in remote mode serves the remote shop as the window shows it: reads from the mirror, writes the window's way (to the
 //! server, or into the outbox while it cannot be reached). A client's `Idempotency-Key`
 //! goes with its write, to the server or into the outbox, so its retry is applied once
 //! either way. The change feed is the mirror's own (its triggers number what it takes
 //! in); the named API keys are the computer's.
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -12,9 +14,9 @@ use tokio::sync::broadcast;
 use super::{Mirror, new_key};
 use crate::Store;
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
-use crate::backend::{Change, Database, SeedReport};
 use crate::domain::*;
-use crate::error::{Error, ErrorCode, Result};
+use crate::engine::{Capability, Change, Database, Exports, Feed, Keys, Served};
+use crate::error::Result;
 use crate::idempotency::{IdempotencyKey, Once};
 
 impl Mirror {
@@ -39,7 +41,10 @@ impl Database for Mirror {
     async fn delete_order(&self, id: OrderId) -> Result<()> {
         Mirror::once(self, new_key(), CounterWrite::Delete(id)).await.map(drop)
     }
+}
 
+#[async_trait]
+impl Keys for Mirror {
     async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
         self.keys().find_key(hash).await
     }
@@ -55,7 +60,10 @@ impl Database for Mirror {
     async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
         self.keys().rotate_key(name).await
     }
+}
 
+#[async_trait]
+impl Feed for Mirror {
     fn subscribe(&self) -> broadcast::Receiver<Change> {
         Mirror::subscribe(self)
     }
@@ -71,14 +79,10 @@ impl Database for Mirror {
     async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64> {
         self.store().purge_changes(before).await
     }
+}
 
-    /// Pets are made on the server: a till that imports them would only hold copies.
-    async fn import_pets(&self, _: Vec<ImportRow>, _: bool, _: bool) -> Result<ImportReport> {
-        Err(Error::new(
-            ErrorCode::Forbidden,
-            "a till in remote mode does not import pets; import them on the server (its API, POST /imports/pets)",
-        ))
-    }
+#[async_trait]
+impl Exports for Mirror {
     async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>> {
         self.store().export_pets(after, limit).await
     }
@@ -90,12 +94,22 @@ impl Database for Mirror {
     ) -> Result<Vec<OrderExport>> {
         self.store().export_orders(created, after, limit).await
     }
+}
 
-    /// Demo data belongs on the server: a mirror only copies what the server has.
-    async fn seed(&self, _: u64, _: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
-        Err(Error::new(
-            ErrorCode::Forbidden,
-            "a till in remote mode copies the server's shop and cannot be seeded; seed the server",
-        ))
+impl Mirror {
+    /// What the app's local API serves in remote mode: the mirror, with every capability it
+    /// has. It has no imports (nor demo data, which no caller asks of a till): pets are
+    /// made on the server, and a till that made them would only hold copies.
+    pub fn served(&self) -> Served {
+        let mirror = Arc::new(self.clone());
+        Served {
+            shop: mirror.clone(),
+            keys: mirror.clone(),
+            feed: mirror.clone(),
+            exports: mirror,
+            imports: Capability::Lacks(
+                "a till in remote mode does not import pets; import them on the server (its API, POST /imports/pets)",
+            ),
+        }
     }
 }

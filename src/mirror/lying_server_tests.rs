@@ -23,7 +23,7 @@ use crate::server::{Application, ServerConfig};
 async fn serve(store: Store, window: Duration) -> (SocketAddr, oneshot::Sender<()>) {
     let mut config = ServerConfig::new(SocketAddr::from(([127, 0, 0, 1], 0)), KeyRing::from_secrets([KEY]));
     config.idempotency_window = window;
-    let app = Application::bind(Arc::new(store), config).await.unwrap();
+    let app = Application::bind(crate::Served::all_of(Arc::new(store)), config).await.unwrap();
     let addr = app.local_addr();
     let (stop, stopped) = oneshot::channel();
     tokio::spawn(app.run_until(async {

@@ -5,7 +5,7 @@
 //!   so browsing works offline and is as fast as local mode.
 //! - `sync`: a full copy at first connection (and after the remote's feed has moved past
 //!   where the mirror was), then the remote's change feed applied as it comes.
-//! - `backend`: writes go to the server, and their answers into the mirror. Counter writes
+//! - `shop`: writes go to the server, and their answers into the mirror. Counter writes
 //!   (placing, completing and cancelling orders, stock deltas) that cannot reach the server
 //!   go to the outbox instead, with their effect on the mirror, in one transaction.
 //! - `replay`: the outbox sent in order as soon as the server answers, each write with its
@@ -15,11 +15,11 @@
 //! One task per mirror does the syncing and the replaying, one after the other, so that the
 //! server's state and the outbox's never race each other into the mirror.
 
-mod backend;
 mod backoff;
 mod database;
 mod local;
 mod replay;
+mod shop;
 mod status;
 mod sync;
 mod take;
@@ -32,9 +32,9 @@ use tokio::sync::{Notify, broadcast, watch};
 use tokio::task::JoinHandle;
 
 use crate::Store;
-use crate::backend::Change;
 use crate::client::Client;
 use crate::domain::{OutboxCounts, OutboxEntry};
+use crate::engine::Change;
 use crate::error::{Error, ErrorCode, Result};
 use local::Local;
 pub use status::{SyncState, SyncStatus};

@@ -10,9 +10,9 @@ use tokio::sync::oneshot;
 use super::*;
 use crate::Petstore;
 use crate::api::KeyRing;
-use crate::backend::Database;
 use crate::client::ClientConfig;
 use crate::domain::*;
+use crate::engine::{Database, Served};
 use crate::server::{Application, ServerConfig};
 
 pub(super) const KEY: &str = "psk_mirror-test-key-0123456789abcdef0123456789";
@@ -34,7 +34,7 @@ impl Remote {
 
     async fn up(&mut self) {
         let config = ServerConfig::new(self.addr, KeyRing::from_secrets([KEY]));
-        let app = Application::bind(Arc::new(self.store.clone()), config).await.unwrap();
+        let app = Application::bind(Served::all_of(Arc::new(self.store.clone())), config).await.unwrap();
         self.addr = app.local_addr();
         let (stop, stopped) = oneshot::channel();
         let served = tokio::spawn(app.run_until(async {
@@ -240,7 +240,7 @@ async fn local_api(mirror: &Mirror) -> (String, oneshot::Sender<()>) {
 /// [`local_api`] with the local key `key` (made anew in Settings, say).
 async fn local_api_with_key(mirror: &Mirror, key: &str) -> (String, oneshot::Sender<()>) {
     let config = ServerConfig::new(SocketAddr::from(([127, 0, 0, 1], 0)), KeyRing::from_secrets([key]));
-    let app = Application::bind(Arc::new(mirror.clone()), config).await.unwrap();
+    let app = Application::bind(mirror.served(), config).await.unwrap();
     let url = format!("http://{}", app.local_addr());
     let (stop, stopped) = oneshot::channel();
     tokio::spawn(app.run_until(async {
@@ -311,6 +311,46 @@ async fn the_local_api_serves_the_mirror_and_answers_202_for_a_sale_taken_offlin
     let late: Order = late.json().await.unwrap();
     assert_eq!(mirror.get_order(order.id).await.unwrap().id, late.id, "the provisional id names it");
     assert_eq!(orders_of(&server).await.len(), 2);
+}
+
+/// The local API in remote mode serves what the mirror has (its exports, its change feed)
+/// and answers an import, which it lacks, with the refusal that names where pets are
+/// imported; nothing reaches the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_local_api_of_a_mirror_exports_and_follows_but_refuses_imports() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = shop(dir.path(), 2, 5).await;
+    let remote = Remote::start(server.clone()).await;
+    let mirror = Mirror::open(&dir.path().join("mirrors"), remote.client()).unwrap();
+    assert!(mirror.settle(SETTLE).await);
+    let (url, _stop) = local_api(&mirror).await;
+    let http = reqwest::Client::new();
+    let get = |path: &str| http.get(format!("{url}{path}")).bearer_auth(LOCAL_KEY).send();
+
+    let exported = get("/exports/pets.csv").await.unwrap();
+    assert_eq!(exported.status(), 200);
+    assert_eq!(exported.text().await.unwrap().lines().count(), 3, "the header and the two pets");
+    let changes = get("/changes?since=0").await.unwrap();
+    assert_eq!(changes.status(), 200);
+    let changes: FeedPage = changes.json().await.unwrap();
+    assert!(!changes.changes.is_empty(), "the mirror's own feed numbers what it took in");
+
+    let import = http
+        .post(format!("{url}/imports/pets?createCategories=true"))
+        .bearer_auth(LOCAL_KEY)
+        .header("Content-Type", "text/csv")
+        .body("name,category,price,sku,status,stock\r\nRex,Dogs,249.00,A-9,,3\r\n")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(import.status(), 403);
+    let refusal: serde_json::Value = import.json().await.unwrap();
+    assert_eq!(refusal["code"], "forbidden", "{refusal}");
+    assert_eq!(
+        refusal["message"],
+        "a till in remote mode does not import pets; import them on the server (its API, POST /imports/pets)"
+    );
+    assert_eq!(server.list_pets(PetFilter::default(), Page::default()).await.unwrap().total, 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -448,7 +488,7 @@ async fn a_till_keeps_cancelled_orders_as_the_server_has_them() {
 /// the order can still be cancelled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_till_deletes_orders_on_its_server_and_refuses_to_while_offline() {
-    use crate::backend::Database;
+    use crate::engine::Database;
     let dir = tempfile::tempdir().unwrap();
     let (server, pets) = shop(dir.path(), 1, 10).await;
     let mut remote = Remote::start(server.clone()).await;

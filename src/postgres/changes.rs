@@ -31,7 +31,7 @@ use tokio::sync::{Notify, broadcast, oneshot};
 use tokio_postgres::AsyncMessage;
 
 use super::{PgOpenError, PgTarget, pg};
-use crate::backend::Change;
+use crate::engine::Change;
 use crate::error::Result;
 
 /// The channel every Petstore replica of a database notifies and listens on.

@@ -17,8 +17,8 @@ use tokio::sync::broadcast;
 
 use super::pg;
 use super::types::col;
-use crate::backend::Change;
 use crate::domain::{FeedBounds, FeedChange, FeedPage, Timestamp};
+use crate::engine::Change;
 use crate::error::{Error, Result};
 
 /// Rows numbered, or purged, by one transaction at most.

@@ -1,5 +1,5 @@
 //! The PostgreSQL store, for a chain's central server: the same shop as the SQLite store
-//! behind the same [`Petstore`](crate::Petstore) and [`Database`](crate::backend::Database)
+//! behind the same [`Petstore`](crate::Petstore) and [`Database`](crate::engine::Database)
 //! traits, safe with several `petstore-server` replicas on one database.
 //!
 //! Laid out like `src/store/`: one module per resource (`pets.rs`, `categories.rs`,
@@ -7,7 +7,7 @@
 //! `stock.rs` (the rules themselves are `crate::domain::status_rules`, shared), the paging
 //! every list shares in `paging.rs`, `changes.rs` (LISTEN/NOTIFY), `readers.rs` (a pet by
 //! id on shared, pipelined connections), `migrations.rs`,
-//! `seed.rs`, and `backend.rs`, each trait operation as one statement or one transaction
+//! `seed.rs`, and `shop.rs`, each trait operation as one statement or one transaction
 //! around those functions.
 //!
 //! What replaces SQLite's one writer here is PostgreSQL's row locks: every write that
@@ -28,7 +28,7 @@
 //!   that nobody cancels (its replica was killed) ends by itself, and a backend whose
 //!   client has gone notices within a second.
 
-mod backend;
+mod capabilities;
 mod categories;
 mod changes;
 mod config;
@@ -46,6 +46,7 @@ mod readers;
 mod reports;
 mod seed;
 mod settings;
+mod shop;
 mod stock;
 mod types;
 
@@ -60,7 +61,7 @@ pub use config::{PgTarget, SessionLimits};
 pub use migrations::PG_SCHEMA_VERSION;
 
 use crate::admission::WriteAdmission;
-use crate::backend::Change;
+use crate::engine::Change;
 use crate::error::{Error, ErrorCode};
 
 /// Connections in the pool of one replica. The server answers up to its connection cap at

@@ -14,9 +14,9 @@ use tokio_postgres::types::{ToSql, Type};
 
 use super::types::col;
 use super::{changes, pg};
-use crate::backend::{Change, SeedReport};
 use crate::demo::{self, CATEGORIES, PROGRESS_EVERY};
 use crate::domain::{Name, Timestamp};
+use crate::engine::{Change, SeedReport};
 use crate::error::Result;
 
 /// From this many pets on, the indexes are rebuilt after the load instead of updated row by

@@ -166,8 +166,8 @@ mod tests {
 
     use super::*;
     use crate::api::parse_body;
-    use crate::backend::{Database, Petstore};
     use crate::domain::{InventoryUpdate, NewInventoryAdjustment, NewOrder, NewPet, OrderPatch, PetId};
+    use crate::engine::{Database, Petstore};
     use crate::error::ErrorCode;
 
     fn at(hours: i64) -> DateTime<Utc> {

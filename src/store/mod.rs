@@ -6,8 +6,8 @@
 //! `types.rs` converts domain values; `transaction.rs` is the one seam through which other
 //! SQL of the crate (a till's mirror, `crate::mirror`) writes with the shop's rules.
 
-mod backend;
 mod backup;
+mod capabilities;
 mod categories;
 mod counts;
 mod engine;
@@ -22,6 +22,7 @@ mod orders;
 mod paging;
 mod pets;
 mod reports;
+mod shop;
 // The bulk seed on a bare connection: the shells seed through `Database::seed`.
 #[cfg(not(any(test, feature = "test-support")))]
 mod seed;
@@ -42,7 +43,7 @@ use engine::{Engine, Snapshot};
 use paging::Bookmarks;
 
 pub use crate::api_key::{IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope, Secret};
-pub use crate::backend::Change;
+pub use crate::engine::Change;
 pub use crate::idempotency::{IdempotencyKey, KEY_LIFETIME, Once};
 pub use backup::{RestoreError, Restored, restore};
 pub use engine::{OpenError, SCHEMA_VERSION, migrations};
@@ -167,8 +168,8 @@ impl Store {
 mod tests {
     use super::*;
     use crate::api::parse_body;
-    use crate::backend::Petstore;
     use crate::domain::{NewOrder, PetId};
+    use crate::engine::Petstore;
 
     /// A store that read once and then sat idle (a second app, a `petstore-server` beside
     /// the app) must not hold the WAL back from another store's checkpoints: the WAL of a

@@ -3,9 +3,9 @@
 
 use rusqlite::{Connection, params};
 
-pub use crate::backend::SeedReport;
 use crate::demo::{self, CATEGORIES, PROGRESS_EVERY};
 use crate::domain::{Name, Timestamp};
+pub use crate::engine::SeedReport;
 use crate::error::Result;
 
 /// From this many pets on, the pet indexes are rebuilt after the load instead of updated

@@ -7,8 +7,8 @@
 use rusqlite::Connection;
 
 use super::{Store, inventory, orders};
-use crate::backend::Change;
 use crate::domain::{InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId};
+use crate::engine::Change;
 use crate::error::Result;
 
 /// One write in progress (a savepoint of the writer's group transaction): what the

@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use petstore::api_key::Scope;
-use petstore::backend::Change;
 use petstore::domain::Name;
+use petstore::engine::Change;
 use reqwest::Method;
 use serde_json::json;
 use tokio::task::JoinSet;

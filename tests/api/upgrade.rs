@@ -6,8 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use petstore::backend::Database;
 use petstore::domain::*;
+use petstore::engine::{Database, Feed};
 use petstore::store::{KeyHolder, KeyMatch, SCHEMA_VERSION};
 use petstore::{Petstore, Store};
 use rusqlite::Connection;

@@ -16,9 +16,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use petstore::api::KeyRing;
-use petstore::backend::Database;
 use petstore::client::{Client, ClientConfig};
 use petstore::domain::{InventoryFilter, NewOrder, OrderFilter, Page, PetId, PetStatus};
+use petstore::engine::Seeding;
 use petstore::mirror::Mirror;
 use petstore::server::{Application, ServerConfig};
 use petstore::{Petstore, Store};
@@ -56,7 +56,9 @@ struct Server {
 impl Server {
     async fn up(&mut self) -> Result<(), String> {
         let config = ServerConfig::new(self.addr, KeyRing::from_secrets([KEY]));
-        let app = Application::bind(Arc::new(self.store.clone()), config).await.map_err(|e| e.to_string())?;
+        let app = Application::bind(petstore::Served::all_of(Arc::new(self.store.clone())), config)
+            .await
+            .map_err(|e| e.to_string())?;
         self.addr = app.local_addr();
         let (stop, stopped) = oneshot::channel();
         let served = tokio::spawn(app.run_until(async {

@@ -6,11 +6,10 @@ use std::path::PathBuf;
 
 use chrono::NaiveDate;
 use futures_util::StreamExt;
-use petstore::backend::Database;
+use petstore::Served;
 use petstore::domain::{DayRange, IMPORT_MAX_LINES, ImportReport, parse_pets_csv};
 use petstore::exports::Export;
 use serde::Deserialize;
-use std::sync::Arc;
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_dialog::DialogExt;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -80,9 +79,10 @@ pub async fn export_csv(
     let export = match (kind.0, from.0, to.0) {
         (ExportKind::Pets, ..) => Export::Pets,
         (ExportKind::Inventory, ..) => Export::Inventory,
-        (ExportKind::Orders, None, None) => Export::orders(&*store, None).await?,
+        (ExportKind::Orders, None, None) => Export::orders(&*store.shop, None).await?,
         (ExportKind::Orders, Some(from), Some(to)) => {
-            Export::orders(&*store, Some(DayRange::any(from, to).map_err(CommandError::validation)?)).await?
+            Export::orders(&*store.shop, Some(DayRange::any(from, to).map_err(CommandError::validation)?))
+                .await?
         }
         (ExportKind::Orders, ..) => {
             return Err(CommandError::validation("give both from and to, or neither"));
@@ -107,7 +107,7 @@ pub async fn export_csv(
     let written = async {
         let mut file = create_private(&partial).await.map_err(unwritable)?;
         let mut written = 0_u64;
-        let mut chunks = export.csv(store);
+        let mut chunks = export.csv(store.exports);
         while let Some(chunk) = chunks.next().await {
             let chunk = chunk?;
             file.write_all(&chunk).await.map_err(unwritable)?;
@@ -160,7 +160,7 @@ pub async fn import_pets_csv(
         return Err(too_big(text.len() as u64));
     }
     let rows = parse_pets_csv(&text)?;
-    Ok(served(&shell)?.import_pets(rows, create_categories.0, dry_run.0).await?)
+    Ok(served(&shell)?.imports.get()?.import_pets(rows, create_categories.0, dry_run.0).await?)
 }
 
 /// A new file at `path` that only its owner may read (0600 on Unix), replacing any left
@@ -179,7 +179,7 @@ async fn create_private(path: &std::path::Path) -> std::io::Result<tokio::fs::Fi
 
 /// The shop's database as the local API serves it: the local one, or the mirror of the
 /// remote one.
-fn served(shell: &Shell) -> CommandResult<Arc<dyn Database>> {
+fn served(shell: &Shell) -> CommandResult<Served> {
     shell.served().ok_or_else(|| {
         CommandError::validation("the remote shop is not copied to this computer yet; try again in a moment")
     })

@@ -5,7 +5,7 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use petstore::Database;
+use petstore::Seeding;
 use petstore_desktop::changes::{DataChanged, Follower, MOST_ROWS};
 use serde_json::{Value, json};
 use tauri::Listener;

@@ -101,8 +101,11 @@ pub fn remote_server() -> (std::net::SocketAddr, TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = petstore::Store::open(dir.path().join("remote.db")).unwrap();
     let config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([REMOTE_KEY]));
-    let server =
-        tauri::async_runtime::block_on(Application::bind(std::sync::Arc::new(store), config)).unwrap();
+    let server = tauri::async_runtime::block_on(Application::bind(
+        petstore::Served::all_of(std::sync::Arc::new(store)),
+        config,
+    ))
+    .unwrap();
     let addr = server.local_addr();
     tauri::async_runtime::spawn(server.run_until(std::future::pending()));
     (addr, dir)

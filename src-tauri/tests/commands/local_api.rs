@@ -130,6 +130,22 @@ fn in_remote_mode_the_local_api_serves_the_remote_shop() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // The window imports into the shop the local API serves: a till's copy makes no pets,
+    // and says where to import them; it exports what it copied.
+    let file = app.dir.path().join("pets.csv");
+    std::fs::write(&file, "name,category\nRex,Dogs\n").unwrap();
+    let refused =
+        app.fails("import_pets_csv", json!({ "path": file, "createCategories": true, "dryRun": false }));
+    assert_eq!(refused["code"], "forbidden", "{refused}");
+    assert_eq!(refused["status"], 403);
+    assert_eq!(
+        refused["message"],
+        "a till in remote mode does not import pets; import them on the server (its API, POST /imports/pets)"
+    );
+    let exported = app.dir.path().join("pets-export.csv");
+    app.ok("export_csv", json!({ "kind": "pets", "path": exported, "from": null, "to": null }));
+    let text = std::fs::read_to_string(&exported).unwrap();
+    assert!(text.contains("On the server") && !text.contains("Only here"), "{text}");
     app.ok("save_settings", settings("local"));
     assert_eq!(local_api(&app), ["Only here"]);
 }

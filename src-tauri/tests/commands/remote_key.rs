@@ -49,8 +49,11 @@ pub(crate) fn remote_server(key: &str) -> (String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = petstore::Store::open(dir.path().join("remote.db")).unwrap();
     let config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([key]));
-    let server =
-        tauri::async_runtime::block_on(Application::bind(std::sync::Arc::new(store), config)).unwrap();
+    let server = tauri::async_runtime::block_on(Application::bind(
+        petstore::Served::all_of(std::sync::Arc::new(store)),
+        config,
+    ))
+    .unwrap();
     let addr: SocketAddr = server.local_addr();
     tauri::async_runtime::spawn(server.run_until(std::future::pending()));
     (format!("http://{addr}"), dir)

@@ -188,7 +188,7 @@ async fn serve(db: &Db, args: ServeArgs) -> Result<(), String> {
         per_address: args.max_streams_per_address,
         lifetime: args.stream_lifetime,
     };
-    let app = Application::bind(store, config).await.map_err(|e| e.to_string())?;
+    let app = Application::bind(petstore::Served::all_of(store), config).await.map_err(|e| e.to_string())?;
     tracing::info!(database = %db, "API key is in {source}");
     println!("Petstore API on http://{} (database {db}, key in {source})", app.local_addr());
     app.run_until(shutdown_signal()).await;

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use petstore::backend::Database;
+use petstore::engine::ShopDatabase;
 use petstore::postgres::{PgStore, PgTarget};
 use petstore::{Store, api_key};
 
@@ -29,7 +29,7 @@ impl Db {
     }
 
     /// Opens (creating and migrating as needed) the database.
-    pub async fn open(&self) -> Result<Arc<dyn Database>, String> {
+    pub async fn open(&self) -> Result<Arc<dyn ShopDatabase>, String> {
         Ok(match self {
             Db::Sqlite(path) => Arc::new(Store::open(path).map_err(|e| e.to_string())?),
             Db::Postgres(target) => Arc::new(PgStore::connect(target).await.map_err(|e| e.to_string())?),

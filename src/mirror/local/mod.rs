@@ -35,8 +35,8 @@ pub(super) use put::{Missing, Put};
 use schema::MIRROR_SCHEMA_VERSION;
 
 use crate::Store;
-use crate::backend::Change;
 use crate::domain::{PROVISIONAL_ORDER_IDS, PetId, Timestamp};
+use crate::engine::Change;
 use crate::error::{Error, Result};
 
 /// The writer's page cache during a full sync, and SQLite's default, in KiB (negative, as

@@ -7,8 +7,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::put::put_orders;
 use super::{Local, provisional, sent};
-use crate::backend::Change;
 use crate::domain::*;
+use crate::engine::Change;
 use crate::error::{Error, ErrorCode, Result};
 use crate::idempotency::Request;
 use crate::store::Transaction;
@@ -456,7 +456,7 @@ mod tests {
 
     use super::*;
     use crate::Store;
-    use crate::backend::Database;
+    use crate::engine::Database;
     use crate::idempotency::IdempotencyKey;
 
     fn parse<T: serde::de::DeserializeOwned>(json: &str) -> T {

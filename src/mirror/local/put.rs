@@ -6,8 +6,8 @@ use rusqlite::{Connection, params};
 
 use super::Local;
 use super::provisional::servers_order_id;
-use crate::backend::Change;
 use crate::domain::*;
+use crate::engine::Change;
 use crate::error::{Error, Result};
 
 /// Server state for the mirror, a page at a time.

@@ -154,7 +154,7 @@ async fn the_outbox_of_a_mirror_from_before_the_mirror_had_migrations_reaches_th
 
     let mut config = ServerConfig::new(([127, 0, 0, 1], 0).into(), KeyRing::from_secrets([KEY]));
     config.clock = Clock::fixed(Timestamp::parse("2026-11-27T10:05:00Z").unwrap().as_datetime());
-    let app = Application::bind(Arc::new(server.clone()), config).await.unwrap();
+    let app = Application::bind(crate::Served::all_of(Arc::new(server.clone())), config).await.unwrap();
     let base = format!("http://{}", app.local_addr());
     let served = tokio::spawn(app.run_until(std::future::pending()));
 

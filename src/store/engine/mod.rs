@@ -77,7 +77,7 @@ pub(super) use files::with_suffix;
 pub(super) use readers::Snapshot;
 
 use crate::admission::WriteAdmission;
-use crate::backend::Change;
+use crate::engine::Change;
 use crate::error::{Error, Result};
 
 pub(super) struct Engine {

@@ -5,8 +5,8 @@ use std::fmt::Debug;
 
 use std::sync::Arc;
 
-use petstore::backend::Database;
 use petstore::domain::*;
+use petstore::engine::Database;
 use petstore::{Error, ErrorCode, Petstore, Result};
 use serde::Serialize;
 use serde_json::Value;

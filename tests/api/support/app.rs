@@ -147,7 +147,7 @@ async fn serve(db: TestDb, configure: impl FnOnce(&mut ServerConfig)) -> TestApp
         ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([KEY, OTHER_KEY]));
     configure(&mut config);
     let store = db.open_for_edge(config.request_timeout).await;
-    let app = Application::bind(store, config).await.unwrap();
+    let app = Application::bind(petstore::Served::all_of(store), config).await.unwrap();
     let addr = app.local_addr();
     let feed = app.feed();
     let (tx, rx) = oneshot::channel();

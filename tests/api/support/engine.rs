@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use petstore::Store;
-use petstore::backend::Database;
+use petstore::engine::ShopDatabase;
 use petstore::postgres::{PgStore, PgTarget};
 use tempfile::TempDir;
 
@@ -101,13 +101,13 @@ impl TestDb {
 
     /// A store on this database, as another process (the CLI, a second server) would open
     /// it; on PostgreSQL the first one runs the migrations.
-    pub async fn open(&self) -> Arc<dyn Database> {
+    pub async fn open(&self) -> Arc<dyn ShopDatabase> {
         self.open_for_edge(petstore::server::DEFAULT_REQUEST_TIMEOUT).await
     }
 
     /// [`TestDb::open`] for a server whose request timeout is `edge`: on PostgreSQL every
     /// session's limits are set below it, as `petstore-server` sets them.
-    pub async fn open_for_edge(&self, edge: std::time::Duration) -> Arc<dyn Database> {
+    pub async fn open_for_edge(&self, edge: std::time::Duration) -> Arc<dyn ShopDatabase> {
         match self {
             Self::Sqlite { path, .. } => Arc::new(Store::open(path).unwrap()),
             Self::Postgres(db) => {

@@ -114,7 +114,9 @@ fn served_child() {
             spill_and_roll_back(db.clone());
         }
         let config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([crate::KEY]));
-        let app = Application::bind(std::sync::Arc::new(store), config).await.expect("the server binds");
+        let app = Application::bind(petstore::Served::all_of(std::sync::Arc::new(store)), config)
+            .await
+            .expect("the server binds");
         println!("{READY}{}", app.local_addr());
         app.run_until(std::future::pending()).await;
     });

@@ -1,17 +1,13 @@
-//! The store as a [`Petstore`] and a [`Database`]: each operation is one read or one write
-//! transaction around the functions of the resource modules.
+//! The store as a [`Petstore`] and a [`Database`] (its counter writes): each operation is
+//! one read or one write transaction around the functions of the resource modules. Its
+//! other capabilities are in `capabilities.rs`.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use tokio::sync::broadcast;
 
-use super::{
-    Change, Store, categories, exports, feed, idempotency, imports, inventory, orders, pets, reports, seed,
-    settings,
-};
-use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
-use crate::backend::{Database, Petstore, SeedReport};
+use super::{Change, Store, categories, idempotency, inventory, orders, pets, reports, settings};
 use crate::domain::*;
+use crate::engine::{Database, Petstore};
 use crate::error::Result;
 use crate::idempotency::{IdempotencyKey, Once};
 
@@ -120,85 +116,7 @@ impl Database for Store {
     async fn delete_order(&self, id: OrderId) -> Result<()> {
         self.write(Change::Orders, move |tx| orders::delete(tx, id)).await
     }
-    async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
-        Store::find_key(self, hash).await
-    }
-    async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
-        Store::create_key(self, name, scope).await
-    }
-    async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
-        Store::list_keys(self).await
-    }
-    async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
-        Store::revoke_key(self, name).await
-    }
-    async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
-        Store::rotate_key(self, name).await
-    }
-    fn subscribe(&self) -> broadcast::Receiver<Change> {
-        Store::subscribe(self)
-    }
-    async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
-        self.exclusive(move |conn| seed::seed(conn, pets, progress)).await
-    }
-    /// One write (its own savepoint: a refusal rolls all of it back); a dry run in a
-    /// transaction of its own that is always rolled back.
-    async fn import_pets(
-        &self,
-        rows: Vec<ImportRow>,
-        create_categories: bool,
-        dry_run: bool,
-    ) -> Result<ImportReport> {
-        if dry_run {
-            return self
-                .exclusive(move |conn| {
-                    let tx = conn.transaction()?;
-                    let report = imports::import(&tx, &rows, create_categories)?;
-                    tx.rollback()?;
-                    Ok(ImportReport { dry_run: true, ..report })
-                })
-                .await;
-        }
-        let report =
-            self.write(Change::Pets, move |tx| imports::import(tx, &rows, create_categories)).await?;
-        for change in [Change::Categories, Change::Inventory] {
-            self.announce(change);
-        }
-        Ok(report)
-    }
-    async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>> {
-        self.read(move |c| exports::pets_after(c, after, limit)).await
-    }
-    async fn export_orders(
-        &self,
-        created: Option<(Timestamp, Timestamp)>,
-        after: i64,
-        limit: u32,
-    ) -> Result<Vec<OrderExport>> {
-        self.read(move |c| exports::orders_after(c, created, after, limit)).await
-    }
-    fn feed_notices(&self) -> broadcast::Receiver<Change> {
-        Store::subscribe(self)
-    }
-    async fn feed_bounds(&self) -> Result<FeedBounds> {
-        self.read_bounded(feed::bounds).await
-    }
-    async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage> {
-        self.read(move |c| feed::since(c, since, limit)).await
-    }
     async fn move_idempotency_scopes(&self, moves: Vec<([u8; 32], [u8; 32])>) -> Result<u64> {
         self.write_quietly(move |tx| super::idempotency::move_scopes(tx, &moves)).await
-    }
-    async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64> {
-        let before = Timestamp::from(before);
-        let mut removed = 0;
-        // A batch per group transaction, so orders placed meanwhile wait for one batch only.
-        loop {
-            let batch = self.write_quietly(move |tx| feed::purge(tx, before)).await?;
-            removed += batch;
-            if batch < u64::from(feed::PURGE_BATCH) {
-                return Ok(removed);
-            }
-        }
     }
 }

@@ -7,8 +7,8 @@ use reqwest::Method;
 
 use super::Client;
 use super::transport::paging;
-use crate::backend::Petstore;
 use crate::domain::*;
+use crate::engine::Petstore;
 use crate::error::{Error, Result};
 
 type Query = Vec<(&'static str, String)>;

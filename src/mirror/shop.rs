@@ -10,8 +10,8 @@ use super::local::{Put, Queued};
 use super::status::SyncState;
 use super::take::take_in;
 use super::{Mirror, Shared, is_offline, new_key};
-use crate::backend::Petstore;
 use crate::domain::*;
+use crate::engine::Petstore;
 use crate::error::{Error, ErrorCode, Result};
 
 impl Shared {

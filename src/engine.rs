@@ -2,15 +2,20 @@
 //!
 //! [`Petstore`] is the shop: the SQLite [`Store`], the PostgreSQL [`PgStore`], the HTTP
 //! [`Client`](crate::client::Client) and a till's [`Mirror`] all implement it, so local and
-//! remote mode are the same code above this line. [`Database`] is what the API server needs
-//! on top: API keys, counter writes run once per idempotency key, news of every commit, the
-//! change feed, demo data. Both engines implement it, and so does the [`Mirror`], which the
-//! app's local API serves in remote mode; the server holds an `Arc<dyn Database>` and never
-//! asks which.
+//! remote mode are the same code above this line. The API server needs more of a database,
+//! one trait for each thing it is: [`Database`], the counter writes run once per
+//! idempotency key; [`Keys`], the named API keys; [`Feed`], news of every commit and the
+//! change feed; [`Exports`] and [`Imports`], the CSV files' pages and pets; [`Seeding`],
+//! demo data. Both engines have all of them ([`ShopDatabase`]); the [`Mirror`], which the
+//! app's local API serves in remote mode, has what a copy of a remote shop can have, and no
+//! imports or seeding, which belong on the server. The server holds a [`Served`], each
+//! capability apart, and never asks which engine is under it.
 //!
 //! [`Store`]: crate::store::Store
 //! [`PgStore`]: crate::postgres::PgStore
 //! [`Mirror`]: crate::mirror::Mirror
+
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -19,7 +24,7 @@ use tokio::sync::broadcast;
 
 use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::domain::*;
-use crate::error::Result;
+use crate::error::{Error, ErrorCode, Result};
 use crate::idempotency::{IdempotencyKey, Once};
 
 #[async_trait]
@@ -64,7 +69,7 @@ pub trait Petstore: Send + Sync {
     async fn sales_report(&self, range: DayRange) -> Result<Vec<SalesDay>>;
 }
 
-/// What the API server needs of a database engine besides the shop itself.
+/// The shop's counter writes, as the API server runs them: once per idempotency key.
 #[async_trait]
 pub trait Database: Petstore {
     /// Runs the counter write `write` once per `key` (see `crate::idempotency`): the first
@@ -84,6 +89,20 @@ pub trait Database: Petstore {
     /// records.
     async fn delete_order(&self, id: OrderId) -> Result<()>;
 
+    /// Moves the idempotency records kept under each `(from, to)`'s `from` scope to its `to`
+    /// scope, leaving a key that `to` holds already; answers how many moved. The server
+    /// moves its operator keys' records from the scope of their secret to that of their
+    /// identity as it starts (see `crate::idempotency`). A store that keeps no records (the
+    /// app's mirror, whose server keeps them) moves none.
+    async fn move_idempotency_scopes(&self, moves: Vec<([u8; 32], [u8; 32])>) -> Result<u64> {
+        let _ = moves;
+        Ok(0)
+    }
+}
+
+/// The named API keys.
+#[async_trait]
+pub trait Keys: Send + Sync {
     /// The named key whose secret hashes to `hash`, read afresh for every request, so a key
     /// revoked or rotated by any process is refused from its next request on.
     async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch>;
@@ -95,7 +114,11 @@ pub trait Database: Petstore {
     async fn revoke_key(&self, name: &str) -> Result<KeyInfo>;
     /// Gives the key named `name` a new secret; the old one stops working at once.
     async fn rotate_key(&self, name: &str) -> Result<IssuedKey>;
+}
 
+/// News of every commit, and the change feed: the numbered changes followers read.
+#[async_trait]
+pub trait Feed: Send + Sync {
     /// Committed changes, for whoever shows the data. On PostgreSQL every replica hears of
     /// every commit (LISTEN/NOTIFY); on SQLite, of this process's commits (the desktop app
     /// is the one process that writes there).
@@ -112,17 +135,11 @@ pub trait Database: Petstore {
     /// Removes the feed's changes made before `before`, oldest first, and moves its horizon
     /// past them; answers how many it removed.
     async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64>;
+}
 
-    /// Moves the idempotency records kept under each `(from, to)`'s `from` scope to its `to`
-    /// scope, leaving a key that `to` holds already; answers how many moved. The server
-    /// moves its operator keys' records from the scope of their secret to that of their
-    /// identity as it starts (see `crate::idempotency`). A store that keeps no records (the
-    /// app's mirror, whose server keeps them) moves none.
-    async fn move_idempotency_scopes(&self, moves: Vec<([u8; 32], [u8; 32])>) -> Result<u64> {
-        let _ = moves;
-        Ok(0)
-    }
-
+/// The shop's data read out in pages, for the CSV exports (`crate::exports`).
+#[async_trait]
+pub trait Exports: Send + Sync {
     /// Up to `limit` pets with ids above `after`, in id order: a page of an export.
     async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>>;
     /// Up to `limit` orders with ids above `after`, in id order, created between `from` and
@@ -134,7 +151,11 @@ pub trait Database: Petstore {
         after: i64,
         limit: u32,
     ) -> Result<Vec<OrderExport>>;
+}
 
+/// Pets made from a CSV file.
+#[async_trait]
+pub trait Imports: Send + Sync {
     /// Creates the pets of `rows` (a CSV file, parsed), all or none; with
     /// `create_categories`, the categories they name that do not exist yet too; with
     /// `dry_run`, only says what it would do.
@@ -144,13 +165,75 @@ pub trait Database: Petstore {
         create_categories: bool,
         dry_run: bool,
     ) -> Result<ImportReport>;
+}
 
+/// Demo data.
+#[async_trait]
+pub trait Seeding: Send + Sync {
     /// Adds `pets` realistic demo pets (and their categories), calling `progress` with the
     /// number added so far.
     async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport>;
 }
 
-/// What [`Database::seed`] added.
+/// A database that keeps the shop itself, and so can do all of it: SQLite's `Store` and
+/// PostgreSQL's `PgStore`. A till's `Mirror` is not one: it copies a shop kept on a server.
+pub trait ShopDatabase: Database + Keys + Feed + Exports + Imports + Seeding {}
+
+impl<T: Database + Keys + Feed + Exports + Imports + Seeding + ?Sized> ShopDatabase for T {}
+
+/// What the API server serves: the shop with its counter writes, and each capability the
+/// engine under it has. An engine without one (the till's `Mirror`, which imports no pets)
+/// says why, and the server answers that instead.
+#[derive(Clone)]
+pub struct Served {
+    pub shop: Arc<dyn Database>,
+    pub keys: Arc<dyn Keys>,
+    pub feed: Arc<dyn Feed>,
+    pub exports: Arc<dyn Exports>,
+    pub imports: Capability<dyn Imports>,
+}
+
+impl Served {
+    /// All of `db`: a database that keeps the shop itself has every capability.
+    pub fn all_of(db: Arc<dyn ShopDatabase>) -> Self {
+        Self {
+            shop: db.clone(),
+            keys: db.clone(),
+            feed: db.clone(),
+            exports: db.clone(),
+            imports: Capability::Has(db),
+        }
+    }
+}
+
+/// A capability an engine has, or the reason it has not.
+pub enum Capability<T: ?Sized> {
+    Has(Arc<T>),
+    /// Why not, answered as `403 forbidden`: the request is understood, and this engine
+    /// will never do it.
+    Lacks(&'static str),
+}
+
+impl<T: ?Sized> Capability<T> {
+    /// The capability, or the engine's refusal.
+    pub fn get(&self) -> Result<&T> {
+        match self {
+            Self::Has(it) => Ok(it),
+            Self::Lacks(why) => Err(Error::new(ErrorCode::Forbidden, *why)),
+        }
+    }
+}
+
+impl<T: ?Sized> Clone for Capability<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Has(it) => Self::Has(it.clone()),
+            Self::Lacks(why) => Self::Lacks(why),
+        }
+    }
+}
+
+/// What [`Seeding::seed`] added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SeedReport {
     pub pets: u64,

@@ -1,20 +1,16 @@
-//! The PostgreSQL store as a [`Petstore`] and a [`Database`]: a read is one statement on a
+//! The PostgreSQL store as a [`Petstore`] and a [`Database`] (its counter writes; its other
+//! capabilities are in `capabilities.rs`): a read is one statement on a
 //! pooled connection (in autocommit, so it sees everything committed on any replica); a
 //! write is one transaction that also announces its change (see `changes.rs`), or, for
 //! the common order, one statement (see `orders.rs`).
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use tokio::sync::broadcast;
 
-use super::{
-    PgStore, categories, changes, exports, feed, idempotency, imports, inventory, orders, pets, pg, reports,
-    seed, settings,
-};
+use super::{PgStore, categories, changes, idempotency, inventory, orders, pets, pg, reports, settings};
 use crate::admission::WriteAdmission;
-use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
-use crate::backend::{Change, Database, Petstore, SeedReport};
 use crate::domain::*;
+use crate::engine::{Change, Database, Petstore};
 use crate::error::Result;
 use crate::idempotency::{IdempotencyKey, Once};
 
@@ -161,68 +157,6 @@ impl Database for PgStore {
     async fn delete_order(&self, id: OrderId) -> Result<()> {
         write!(self, Change::Orders, |tx| orders::delete(&tx, id))
     }
-    async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
-        PgStore::find_key(self, hash).await
-    }
-    async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
-        PgStore::create_key(self, name, scope).await
-    }
-    async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
-        PgStore::list_keys(self).await
-    }
-    async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
-        PgStore::revoke_key(self, name).await
-    }
-    async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
-        PgStore::rotate_key(self, name).await
-    }
-    fn subscribe(&self) -> broadcast::Receiver<Change> {
-        PgStore::subscribe(self)
-    }
-    async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
-        let mut client = self.client().await?;
-        seed::seed(&mut client, pets, &*progress).await
-    }
-    async fn import_pets(
-        &self,
-        rows: Vec<ImportRow>,
-        create_categories: bool,
-        dry_run: bool,
-    ) -> Result<ImportReport> {
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(pg)?;
-        let report = imports::import(&tx, &rows, create_categories).await?;
-        if dry_run {
-            tx.rollback().await.map_err(pg)?;
-            return Ok(ImportReport { dry_run: true, ..report });
-        }
-        for change in [Change::Pets, Change::Categories, Change::Inventory] {
-            changes::notify(&tx, change).await?;
-        }
-        WriteAdmission::begin_current()?;
-        tx.commit().await.map_err(pg)?;
-        Ok(report)
-    }
-    async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>> {
-        read!(self, |c| exports::pets_after(c, after, limit))
-    }
-    async fn export_orders(
-        &self,
-        created: Option<(Timestamp, Timestamp)>,
-        after: i64,
-        limit: u32,
-    ) -> Result<Vec<OrderExport>> {
-        read!(self, |c| exports::orders_after(c, created, after, limit))
-    }
-    fn feed_notices(&self) -> broadcast::Receiver<Change> {
-        PgStore::feed_notices(self)
-    }
-    async fn feed_bounds(&self) -> Result<FeedBounds> {
-        feed::bounds(&*self.client().await?).await
-    }
-    async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage> {
-        feed::since(&*self.client().await?, since, limit).await
-    }
     async fn move_idempotency_scopes(&self, moves: Vec<([u8; 32], [u8; 32])>) -> Result<u64> {
         let client = self.client().await?;
         let mut moved = 0;
@@ -230,21 +164,5 @@ impl Database for PgStore {
             moved += super::idempotency::move_scope(&*client, from, to).await?;
         }
         Ok(moved)
-    }
-    async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64> {
-        let before = Timestamp::from(before);
-        let mut client = self.client().await?;
-        let mut removed = 0;
-        loop {
-            let batch = feed::purge(&mut client, before).await?;
-            removed += batch;
-            if batch < feed::BATCH as u64 {
-                break;
-            }
-        }
-        // The hourly housekeeping also learns whether records scoped by a secret are left.
-        let by_secret = super::idempotency::any_by_secret(&*client).await?;
-        self.inner.by_secret.store(by_secret, std::sync::atomic::Ordering::Relaxed);
-        Ok(removed)
     }
 }

@@ -1,0 +1,111 @@
+//! The store's capabilities besides the shop (`shop.rs`): its named keys, its change feed,
+//! the exports' pages, the pet import and the demo data, each one read or write
+//! transaction around the functions of its resource module.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use tokio::sync::broadcast;
+
+use super::{Change, Store, exports, feed, imports, seed};
+use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
+use crate::domain::*;
+use crate::engine::{Exports, Feed, Imports, Keys, SeedReport, Seeding};
+use crate::error::Result;
+
+#[async_trait]
+impl Keys for Store {
+    async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
+        Store::find_key(self, hash).await
+    }
+    async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
+        Store::create_key(self, name, scope).await
+    }
+    async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
+        Store::list_keys(self).await
+    }
+    async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
+        Store::revoke_key(self, name).await
+    }
+    async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
+        Store::rotate_key(self, name).await
+    }
+}
+
+#[async_trait]
+impl Feed for Store {
+    fn subscribe(&self) -> broadcast::Receiver<Change> {
+        Store::subscribe(self)
+    }
+    fn feed_notices(&self) -> broadcast::Receiver<Change> {
+        Store::subscribe(self)
+    }
+    async fn feed_bounds(&self) -> Result<FeedBounds> {
+        self.read_bounded(feed::bounds).await
+    }
+    async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage> {
+        self.read(move |c| feed::since(c, since, limit)).await
+    }
+    async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64> {
+        let before = Timestamp::from(before);
+        let mut removed = 0;
+        // A batch per group transaction, so orders placed meanwhile wait for one batch only.
+        loop {
+            let batch = self.write_quietly(move |tx| feed::purge(tx, before)).await?;
+            removed += batch;
+            if batch < u64::from(feed::PURGE_BATCH) {
+                return Ok(removed);
+            }
+        }
+    }
+}
+
+#[async_trait]
+impl Exports for Store {
+    async fn export_pets(&self, after: i64, limit: u32) -> Result<Vec<PetExport>> {
+        self.read(move |c| exports::pets_after(c, after, limit)).await
+    }
+    async fn export_orders(
+        &self,
+        created: Option<(Timestamp, Timestamp)>,
+        after: i64,
+        limit: u32,
+    ) -> Result<Vec<OrderExport>> {
+        self.read(move |c| exports::orders_after(c, created, after, limit)).await
+    }
+}
+
+#[async_trait]
+impl Imports for Store {
+    /// One write (its own savepoint: a refusal rolls all of it back); a dry run in a
+    /// transaction of its own that is always rolled back.
+    async fn import_pets(
+        &self,
+        rows: Vec<ImportRow>,
+        create_categories: bool,
+        dry_run: bool,
+    ) -> Result<ImportReport> {
+        if dry_run {
+            return self
+                .exclusive(move |conn| {
+                    let tx = conn.transaction()?;
+                    let report = imports::import(&tx, &rows, create_categories)?;
+                    tx.rollback()?;
+                    Ok(ImportReport { dry_run: true, ..report })
+                })
+                .await;
+        }
+        let report =
+            self.write(Change::Pets, move |tx| imports::import(tx, &rows, create_categories)).await?;
+        for change in [Change::Categories, Change::Inventory] {
+            self.announce(change);
+        }
+        Ok(report)
+    }
+}
+
+#[async_trait]
+impl Seeding for Store {
+    async fn seed(&self, pets: u64, progress: Box<dyn Fn(u64) + Send + Sync>) -> Result<SeedReport> {
+        self.exclusive(move |conn| seed::seed(conn, pets, progress)).await
+    }
+}
