@@ -15,12 +15,14 @@ mod catalogue;
 mod remote;
 mod stock;
 mod support;
+mod synced;
 
 use catalogue::*;
 use stock::*;
 use support::{LocalStore, Transcript};
 
-/// Generates, for each scenario, `store::<scenario>` and `client::<scenario>`.
+/// Generates, for each scenario, `store::<scenario>`, `client::<scenario>` and
+/// `mirror::<scenario>`.
 macro_rules! on_both_backends {
     ($($scenario:ident),+ $(,)?) => {
         mod store {
@@ -40,6 +42,22 @@ macro_rules! on_both_backends {
                     let client = petstore::client::Client::new(&app.base_url, crate::support::KEY).unwrap();
                     let mut remote = super::Transcript::default();
                     super::$scenario(&client, &mut remote).await;
+
+                    let local = super::LocalStore::new().await;
+                    let mut expected = super::Transcript::default();
+                    super::$scenario(&*local.store, &mut expected).await;
+                    remote.assert_same_as(&expected);
+                }
+            )+
+        }
+        mod mirror {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    let app = crate::support::spawn_app().await;
+                    let till = super::synced::SyncedMirror::open(&app).await;
+                    let mut remote = super::Transcript::default();
+                    super::$scenario(&till, &mut remote).await;
 
                     let local = super::LocalStore::new().await;
                     let mut expected = super::Transcript::default();
