@@ -8,14 +8,22 @@
 //! until the copy holds every change the server has committed, and only then reads from
 //! it; no fixed pause, each wait ends on the event it waits for. Writes are passed straight
 //! through: their answers are the mirror's own, as a till gives them.
+//!
+//! The scenarios reach the mirror either directly (as the till's window does) or through
+//! the local API serving it (as a program on the till does in remote mode, the mirror
+//! being its `Database`): an HTTP `Client` of the API bound on the mirror.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use petstore::api::KeyRing;
 use petstore::client::Client;
 use petstore::domain::*;
 use petstore::mirror::Mirror;
+use petstore::server::{Application, ServerConfig};
 use petstore::{Petstore, Result};
+use tokio::sync::oneshot;
 
 use crate::support::{TestApp, TestDb};
 
@@ -23,9 +31,16 @@ use crate::support::{TestApp, TestDb};
 /// milliseconds), so reaching it means the mirror never caught up, and the test fails.
 const SETTLE: Duration = Duration::from_secs(30);
 
+/// The key of the till's local API.
+const LOCAL_KEY: &str = "test-key-local-api-of-the-till-0123456789";
+
 /// A mirror of `app`'s shop in a folder of its own, which goes with it.
 pub(super) struct SyncedMirror<'a> {
     mirror: Mirror,
+    /// What the scenario's calls go to: the mirror, or a client of its local API.
+    front: Arc<dyn Petstore>,
+    /// Stops the local API, if one serves the mirror, when dropped.
+    _local_api: Option<oneshot::Sender<()>>,
     app: &'a TestApp,
     /// A session on the server's database when it is PostgreSQL (see [`Self::numbered`]).
     pg: Option<tokio_postgres::Client>,
@@ -47,13 +62,31 @@ impl<'a> SyncedMirror<'a> {
                 Some(session)
             }
         };
-        let synced = Self { mirror, app, pg, _dir: dir };
+        let front = Arc::new(mirror.clone());
+        let synced = Self { mirror, front, _local_api: None, app, pg, _dir: dir };
         synced.synced().await;
         synced
     }
 
-    /// The mirror, once it holds every change the server had committed when this was called.
-    async fn synced(&self) -> &Mirror {
+    /// [`SyncedMirror::open`], with the scenario's calls sent to the till's local API
+    /// serving the mirror, as remote mode serves it.
+    pub(super) async fn through_local_api(app: &'a TestApp) -> Self {
+        let mut synced = Self::open(app).await;
+        let config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([LOCAL_KEY]));
+        let local = Application::bind(Arc::new(synced.mirror.clone()), config).await.unwrap();
+        let url = format!("http://{}", local.local_addr());
+        let (stop, stopped) = oneshot::channel();
+        tokio::spawn(local.run_until(async {
+            let _ = stopped.await;
+        }));
+        synced.front = Arc::new(Client::new(&url, LOCAL_KEY).unwrap());
+        synced._local_api = Some(stop);
+        synced
+    }
+
+    /// The mirror (or its local API), once it holds every change the server had
+    /// committed when this was called.
+    async fn synced(&self) -> &dyn Petstore {
         let caught_up =
             tokio::time::timeout(SETTLE, self.numbered()).await.is_ok() && self.mirror.settle(SETTLE).await;
         assert!(
@@ -61,7 +94,7 @@ impl<'a> SyncedMirror<'a> {
             "the mirror did not catch up with the server within {SETTLE:?}: {:?}",
             *self.mirror.status().borrow()
         );
-        &self.mirror
+        &*self.front
     }
 
     /// Until the server's change feed has numbered every committed change, so that its
@@ -98,51 +131,51 @@ impl Petstore for SyncedMirror<'_> {
         self.synced().await.list_pets(filter, page).await
     }
     async fn create_pet(&self, new: NewPet) -> Result<Pet> {
-        self.mirror.create_pet(new).await
+        self.front.create_pet(new).await
     }
     async fn get_pet(&self, id: PetId) -> Result<Pet> {
         self.synced().await.get_pet(id).await
     }
     async fn replace_pet(&self, id: PetId, new: NewPet) -> Result<Pet> {
-        self.mirror.replace_pet(id, new).await
+        self.front.replace_pet(id, new).await
     }
     async fn update_pet(&self, id: PetId, patch: PetPatch) -> Result<Pet> {
-        self.mirror.update_pet(id, patch).await
+        self.front.update_pet(id, patch).await
     }
     async fn delete_pet(&self, id: PetId) -> Result<()> {
-        self.mirror.delete_pet(id).await
+        self.front.delete_pet(id).await
     }
 
     async fn list_categories(&self, page: Page) -> Result<Paged<Category>> {
         self.synced().await.list_categories(page).await
     }
     async fn create_category(&self, new: NewCategory) -> Result<Category> {
-        self.mirror.create_category(new).await
+        self.front.create_category(new).await
     }
     async fn get_category(&self, id: CategoryId) -> Result<Category> {
         self.synced().await.get_category(id).await
     }
     async fn replace_category(&self, id: CategoryId, new: NewCategory) -> Result<Category> {
-        self.mirror.replace_category(id, new).await
+        self.front.replace_category(id, new).await
     }
     async fn delete_category(&self, id: CategoryId) -> Result<()> {
-        self.mirror.delete_category(id).await
+        self.front.delete_category(id).await
     }
 
     async fn list_orders(&self, filter: OrderFilter, page: Page) -> Result<Paged<Order>> {
         self.synced().await.list_orders(filter, page).await
     }
     async fn place_order(&self, new: NewOrder) -> Result<Order> {
-        self.mirror.place_order(new).await
+        self.front.place_order(new).await
     }
     async fn get_order(&self, id: OrderId) -> Result<Order> {
         self.synced().await.get_order(id).await
     }
     async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
-        self.mirror.update_order(id, patch).await
+        self.front.update_order(id, patch).await
     }
     async fn cancel_order(&self, id: OrderId) -> Result<Order> {
-        self.mirror.cancel_order(id).await
+        self.front.cancel_order(id).await
     }
 
     async fn list_inventory(&self, filter: InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {
@@ -152,14 +185,14 @@ impl Petstore for SyncedMirror<'_> {
         self.synced().await.get_inventory(pet).await
     }
     async fn set_inventory(&self, pet: PetId, update: InventoryUpdate) -> Result<InventoryItem> {
-        self.mirror.set_inventory(pet, update).await
+        self.front.set_inventory(pet, update).await
     }
     async fn adjust_inventory(
         &self,
         pet: PetId,
         adjustment: NewInventoryAdjustment,
     ) -> Result<InventoryItem> {
-        self.mirror.adjust_inventory(pet, adjustment).await
+        self.front.adjust_inventory(pet, adjustment).await
     }
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
         self.synced().await.list_adjustments(pet, page).await
@@ -172,7 +205,7 @@ impl Petstore for SyncedMirror<'_> {
         self.synced().await.get_settings().await
     }
     async fn put_settings(&self, settings: ShopSettings) -> Result<ShopSettings> {
-        self.mirror.put_settings(settings).await
+        self.front.put_settings(settings).await
     }
     async fn sales_report(&self, range: DayRange) -> Result<Vec<SalesDay>> {
         self.synced().await.sales_report(range).await
