@@ -200,9 +200,9 @@ async fn a_write_queued_longer_than_the_servers_idempotency_window_needs_attenti
 
 /// A write the server applied is answered as the server answered it, whatever the mirror
 /// holds at that moment. Here the mirror cannot take the answer in (the pet is new, and
-/// reading it fails once); in the contract suite the sync task had put an older read of
-/// the stock over the answer, about one run in 25. Either way the till answered the stock
-/// read back from its copy: "not found" here, the stock before the write there.
+/// reading it fails); in the contract suite, most likely, the sync task had put an older
+/// read of the stock over the answer (about one run in 25). Either way the till answered
+/// the stock read back from its copy: "not found" here, another status there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stock_count_the_server_took_is_answered_as_the_server_answered_it() {
     let dir = tempfile::tempdir().unwrap();
