@@ -135,6 +135,20 @@ impl Mirror {
         }
     }
 
+    /// The answer to a stock write the server took, `item` being its answer: put into the
+    /// mirror, and answered as it is, unless writes wait in the outbox, whose deltas the
+    /// mirror adds on top (`Put::Stock`): then the mirror's. Not read back from the mirror
+    /// otherwise: the sync task may just have put an older read of the server over it, or
+    /// it may not have gone in (a pet the mirror cannot read yet), and the till would
+    /// answer the stock before the write, or "not found".
+    async fn stock_answer(&self, item: InventoryItem) -> Result<InventoryItem> {
+        self.shared().took(Put::Stock(vec![item.clone()])).await;
+        if self.shared().local.outbox_counts().await?.pending == 0 {
+            return Ok(item);
+        }
+        self.source().get_inventory(item.pet_id).await
+    }
+
     /// Where reads come from: the mirror once it holds a whole copy; until then the server
     /// itself, so that a till that never reached it says so rather than show an empty shop.
     fn source(&self) -> &dyn Petstore {
@@ -235,8 +249,7 @@ impl Petstore for Mirror {
             self.client().set_inventory(pet, update).await.map_err(|e| {
                 needs_server("Setting a stock count (an adjustment by + or - works offline)", e)
             })?;
-        self.shared().took(Put::Stock(vec![item])).await;
-        self.source().get_inventory(pet).await
+        self.stock_answer(item).await
     }
     async fn adjust_inventory(
         &self,
@@ -389,10 +402,7 @@ impl Mirror {
     ) -> Result<InventoryItem> {
         let command = Command::AdjustInventory { pet_id: pet, adjustment };
         match self.shared().counter(key, command).await? {
-            Ok(answer) => {
-                self.shared().took(Put::Stock(vec![answer.into_item()?])).await;
-                self.source().get_inventory(pet).await
-            }
+            Ok(answer) => self.stock_answer(answer.into_item()?).await,
             Err(Queued::Item(item)) => Ok(item),
             Err(other) => Err(unexpected(other)),
         }

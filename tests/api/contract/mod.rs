@@ -1,27 +1,33 @@
 //! The contract suite: local and remote mode are one interface (the app holds either the
-//! SQLite store or the HTTP client, and every screen works the same on both; see
-//! docs/ARCHITECTURE.md, "Invariants"), so every scenario is written once against
-//! `&dyn Petstore` and run on both backends, the store on a fresh database and the HTTP
-//! `Client` against a real server on port 0. The store is the SQLite `Store`, or with
-//! `PETSTORE_TEST_ENGINE=postgres` the PostgreSQL `PgStore` (and the server serves one too),
-//! so the same scenarios hold both engines to the same answers.
+//! SQLite store or, in remote mode, a till's `Mirror` of a server's shop, and every screen
+//! works the same on both; see docs/ARCHITECTURE.md, "Invariants"), so every scenario is
+//! written once against `&dyn Petstore` and run on every backend: the store on a fresh
+//! database; the HTTP `Client` against a real server on port 0; the `Mirror` of such a
+//! server, online (writes to the server, reads from its copy once it has synced, see
+//! [`synced`]); and the same mirror through the till's local API, which serves it as its
+//! `Database`. The store is the SQLite `Store`, or with `PETSTORE_TEST_ENGINE=postgres` the
+//! PostgreSQL `PgStore` (and the servers serve one too), so the same scenarios hold both
+//! engines to the same answers.
 //!
-//! Each scenario asserts what the contract says (ids included: both start empty). It also
-//! records every answer in a [`Transcript`]; the client's test then replays the scenario on
-//! a fresh store and requires the very same answers, messages included, so any difference
-//! between the backends fails even where a scenario asserts nothing in particular.
+//! Each scenario asserts what the contract says (ids included: all start empty). It also
+//! records every answer in a [`Transcript`]; the remote backends' tests then replay the
+//! scenario on a fresh store and require the very same answers, messages included, so any
+//! difference between the backends fails even where a scenario asserts nothing in
+//! particular.
 
 mod catalogue;
 mod remote;
 mod stock;
 mod support;
+mod synced;
 
 use catalogue::*;
 use stock::*;
 use support::{LocalStore, Transcript};
 
-/// Generates, for each scenario, `store::<scenario>` and `client::<scenario>`.
-macro_rules! on_both_backends {
+/// Generates, for each scenario, `store::<scenario>`, `client::<scenario>`,
+/// `mirror::<scenario>` and `mirror_api::<scenario>`.
+macro_rules! on_every_backend {
     ($($scenario:ident),+ $(,)?) => {
         mod store {
             $(
@@ -48,10 +54,42 @@ macro_rules! on_both_backends {
                 }
             )+
         }
+        mod mirror {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    let app = crate::support::spawn_app().await;
+                    let till = super::synced::SyncedMirror::open(&app).await;
+                    let mut remote = super::Transcript::default();
+                    super::$scenario(&till, &mut remote).await;
+
+                    let local = super::LocalStore::new().await;
+                    let mut expected = super::Transcript::default();
+                    super::$scenario(&*local.store, &mut expected).await;
+                    remote.assert_same_as(&expected);
+                }
+            )+
+        }
+        mod mirror_api {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $scenario() {
+                    let app = crate::support::spawn_app().await;
+                    let till = super::synced::SyncedMirror::through_local_api(&app).await;
+                    let mut remote = super::Transcript::default();
+                    super::$scenario(&till, &mut remote).await;
+
+                    let local = super::LocalStore::new().await;
+                    let mut expected = super::Transcript::default();
+                    super::$scenario(&*local.store, &mut expected).await;
+                    remote.assert_same_as(&expected);
+                }
+            )+
+        }
     };
 }
 
-on_both_backends!(
+on_every_backend!(
     pets_are_listed_filtered_sorted_and_paged,
     missing_resources_are_not_found,
     categories_are_unique_and_kept_while_in_use,

@@ -62,8 +62,11 @@ impl Transcript {
     }
 
     pub(super) fn assert_same_as(&self, store: &Transcript) {
-        for ((step, client), (_, local)) in self.0.iter().zip(&store.0) {
-            assert_eq!(client, local, "step {step:?}: the client (left) and the store (right) differ");
+        for ((step, remote), (_, local)) in self.0.iter().zip(&store.0) {
+            assert_eq!(
+                remote, local,
+                "step {step:?}: the remote backend (left) and the store (right) differ"
+            );
         }
         assert_eq!(self.0.len(), store.0.len(), "the runs took different numbers of steps");
     }
