@@ -101,6 +101,11 @@ impl FeedHub {
         self.keys.as_ref()
     }
 
+    /// The feed it reads, whose notices say when something was committed and numbered.
+    pub fn feed(&self) -> &dyn Feed {
+        self.feed.as_ref()
+    }
+
     pub fn streams(&self) -> &Streams {
         &self.streams
     }

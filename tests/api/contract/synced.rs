@@ -73,7 +73,7 @@ impl<'a> SyncedMirror<'a> {
     pub(super) async fn through_local_api(app: &'a TestApp) -> Self {
         let mut synced = Self::open(app).await;
         let config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([LOCAL_KEY]));
-        let local = Application::bind(Arc::new(synced.mirror.clone()), config).await.unwrap();
+        let local = Application::bind(synced.mirror.served(), config).await.unwrap();
         let url = format!("http://{}", local.local_addr());
         let (stop, stopped) = oneshot::channel();
         tokio::spawn(local.run_until(async {
@@ -102,15 +102,15 @@ impl<'a> SyncedMirror<'a> {
     /// already answered. SQLite numbers a change in the transaction that makes it: nothing
     /// to wait for. PostgreSQL numbers them just after their commit (a sequencer task, see
     /// src/postgres/feed.rs, for why), so a write's changes may still be unnumbered when its
-    /// answer arrives; each numbering is followed by a notice ([`Database::feed_notices`]),
+    /// answer arrives; each numbering is followed by a notice ([`Feed::feed_notices`]),
     /// which wakes the check. Nothing is left unnumbered for long: every commit sends a
     /// notice that makes the sequencer run after it.
     ///
-    /// [`Database::feed_notices`]: petstore::Database::feed_notices
+    /// [`Feed::feed_notices`]: petstore::engine::Feed::feed_notices
     async fn numbered(&self) {
         let Some(pg) = &self.pg else { return };
         // Subscribed before the check, so that a numbering right after it is not missed.
-        let mut notices = self.app.feed().store().feed_notices();
+        let mut notices = self.app.feed().feed().feed_notices();
         loop {
             let row =
                 pg.query_one("SELECT EXISTS (SELECT 1 FROM changes WHERE seq IS NULL)", &[]).await.unwrap();
