@@ -16,7 +16,7 @@
 //! server's state and the outbox's never race each other into the mirror.
 
 mod backoff;
-mod database;
+mod served;
 mod local;
 mod replay;
 mod shop;

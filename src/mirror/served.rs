@@ -1,10 +1,10 @@
-//! The mirror as a [`Database`] and the capabilities it has ([`Mirror::served`]), so that
-//! the local API in remote mode serves the remote shop as the window shows it: reads from the mirror, writes the window's way (to the
-//! server, or into the outbox while it cannot be reached). A client's `Idempotency-Key`
-//! goes with its write, to the server or into the outbox, so its retry is applied once
-//! either way. The change feed is the mirror's own (its triggers number what it takes
-//! in); the named API keys are the computer's.
-
+//! What the till's local API serves in remote mode ([`Mirror::served`]): the mirror as a
+//! [`Database`] with the capabilities it has. Reads come from the mirror, writes go the
+//! window's way (to the server, or into the outbox while it cannot be reached). A client's
+//! `Idempotency-Key` goes with its write, to the server or into the outbox, so its retry is
+//! applied once either way. The change feed is the mirror's own (its triggers number what
+//! it takes in); the named API keys are the computer's. It has no imports: pets are made
+//! on the server.
 use std::sync::Arc;
 
 use async_trait::async_trait;
