@@ -14,6 +14,7 @@ mod import;
 mod inventory;
 mod money;
 mod order;
+pub mod order_plan;
 mod outbox;
 mod page;
 mod pet;
@@ -21,6 +22,7 @@ mod report;
 mod settings;
 mod shop_days;
 pub mod status_rules;
+pub mod stock_plan;
 mod text;
 mod time;
 

@@ -4,8 +4,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::counts;
 use super::filter::{Filter, Source};
 use super::paging::{self, KeptList};
-use super::status_rules::{StockEvent, set_stock, stock_row};
-use crate::domain::status_rules::adjusted;
+use super::status_rules::{stock_row, write_stock};
+use crate::domain::stock_plan::StockPlan;
 use crate::domain::{
     AuditRecord, InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged,
     PetId, StockEntry, StockLevel, Timestamp, history_sql,
@@ -64,16 +64,8 @@ pub(super) fn get(conn: &Connection, pet: PetId) -> Result<InventoryItem> {
 /// Sets the count; a change is recorded in the audit trail like an adjustment, so the
 /// history explains every count staff made.
 pub(super) fn set(conn: &Connection, pet: PetId, quantity: StockLevel) -> Result<InventoryItem> {
-    let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
-    let delta = quantity.get() - current.stock;
-    if delta != 0 {
-        record(
-            conn,
-            &AuditRecord::counted(pet, delta, format!("stock set to {}", quantity.get()), quantity.get()),
-        )?;
-    }
-    set_stock(conn, pet, &current, quantity.get(), StockEvent::Counted)?;
-    get(conn, pet)
+    let plan = StockPlan::count(pet, stock_row(conn, pet)?.as_ref(), quantity, Timestamp::now())?;
+    carry_out(conn, &plan)
 }
 
 pub(super) fn adjust(
@@ -81,12 +73,17 @@ pub(super) fn adjust(
     pet: PetId,
     adjustment: &NewInventoryAdjustment,
 ) -> Result<InventoryItem> {
-    let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
-    let delta = adjustment.delta.get();
-    let after = adjusted(current.named(), current.stock, delta)?;
-    record(conn, &AuditRecord::counted(pet, delta, adjustment.reason.as_str(), after))?;
-    set_stock(conn, pet, &current, after, StockEvent::Counted)?;
-    get(conn, pet)
+    let plan = StockPlan::adjust(pet, stock_row(conn, pet)?.as_ref(), adjustment, Timestamp::now())?;
+    carry_out(conn, &plan)
+}
+
+/// Writes staff's count as `domain::stock_plan` planned it; answers the item as it now is.
+fn carry_out(conn: &Connection, plan: &StockPlan) -> Result<InventoryItem> {
+    if let Some(audit) = &plan.audit {
+        record(conn, audit)?;
+    }
+    write_stock(conn, &plan.stock)?;
+    get(conn, plan.stock.pet)
 }
 
 /// Writes `r` into the audit trail.
