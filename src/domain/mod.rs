@@ -26,7 +26,7 @@ pub mod stock_plan;
 mod text;
 mod time;
 
-pub use category::{Category, NewCategory};
+pub use category::{Category, NewCategory, no_such_category};
 pub use counter::{CounterAnswer, CounterWrite};
 pub use csv_cell::{defuse, undo_defuse};
 pub use export::{EXPORT_PAGE, OrderExport, PetExport};

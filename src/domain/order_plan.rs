@@ -8,10 +8,13 @@
 //! it moves to are a [`StockChange`].
 
 use super::status_rules::{
-    Deletion, NamedPet, PatchKind, StockEvent, deletion, ensure_available, ensure_open, ensure_stock, patch_kind,
+    Deletion, NamedPet, PatchKind, StockEvent, deletion, ensure_available, ensure_open, ensure_stock,
+    patch_kind,
 };
 use super::stock_plan::{PetStock, StockChange, then_completed};
-use super::{AuditRecord, NewOrder, Order, OrderId, OrderPatch, PetId, PetStatus, Price, Timestamp, fold, shipped_at};
+use super::{
+    AuditRecord, NewOrder, Order, OrderId, OrderPatch, PetId, PetStatus, Price, Timestamp, fold, shipped_at,
+};
 use crate::error::{Error, ErrorCode, Result};
 
 /// The refusal of an order naming a pet there is none of.
@@ -119,7 +122,12 @@ impl OrderPlan {
 
 /// The plan of `change` to `order` as read, with its pet's stock row `pet` when
 /// [`reads_pet`] asked for it, at `now`.
-pub fn plan(order: Order, change: OrderChange<'_>, pet: Option<&PetStock>, now: Timestamp) -> Result<OrderPlan> {
+pub fn plan(
+    order: Order,
+    change: OrderChange<'_>,
+    pet: Option<&PetStock>,
+    now: Timestamp,
+) -> Result<OrderPlan> {
     match change {
         OrderChange::Update(patch) => update(order, patch, pet, now),
         OrderChange::Cancel => {
@@ -240,9 +248,13 @@ mod tests {
         let placing = place(&new_order(2, false), Some(&pet), at()).unwrap();
         assert_eq!((placing.stock.stock, placing.unit_price, placing.at), (1, pet.price, at()));
         let order = placing.order(&new_order(2, false), OrderId::try_from(9).unwrap());
-        assert_eq!((order.quantity, order.created_at, order.total.unwrap().to_string()), (2, at(), "8.00".into()));
+        assert_eq!(
+            (order.quantity, order.created_at, order.total.unwrap().to_string()),
+            (2, at(), "8.00".into())
+        );
 
-        let refused = |pet: Option<&PetStock>, quantity| place(&new_order(quantity, false), pet, at()).unwrap_err();
+        let refused =
+            |pet: Option<&PetStock>, quantity| place(&new_order(quantity, false), pet, at()).unwrap_err();
         let none = refused(None, 1);
         assert_eq!((none.code, none.message.as_str()), (ErrorCode::InvalidReference, "petId 6 names no pet"));
         assert_eq!(refused(Some(&nemo(Sold, 3)), 1).code, ErrorCode::PetNotAvailable);
@@ -270,7 +282,8 @@ mod tests {
         let order = open_order(2);
         let change = patch(serde_json::json!({ "quantity": 5 }));
         assert!(reads_pet(&order, OrderChange::Update(&change)));
-        let plan = plan(order.clone(), OrderChange::Update(&change), Some(&nemo(Available, 3)), at()).unwrap();
+        let plan =
+            plan(order.clone(), OrderChange::Update(&change), Some(&nemo(Available, 3)), at()).unwrap();
         assert!(plan.writes_order);
         assert_eq!((plan.order.quantity, plan.order.total.unwrap().to_string()), (5, "12.50".into()));
         assert_eq!(plan.audit, Some(AuditRecord::order_changed(&order, 5, -3, 0)));
@@ -278,7 +291,8 @@ mod tests {
         assert_eq!(stock.stock, 0);
         assert_eq!(stock.status_after(1), Some(Pending), "the order itself is open");
 
-        let refused = super::plan(order, OrderChange::Update(&change), Some(&nemo(Available, 2)), at()).unwrap_err();
+        let refused =
+            super::plan(order, OrderChange::Update(&change), Some(&nemo(Available, 2)), at()).unwrap_err();
         assert_eq!(refused.message, "Nemo (#6) has 2 in stock; 3 more were asked for");
     }
 
@@ -298,7 +312,10 @@ mod tests {
         assert!(plan.writes_order && plan.stock.is_none() && plan.audit.is_none());
         assert_eq!(plan.order.customer_name.as_deref(), Some("Ana Álvarez"));
         assert_eq!(plan.customer_name_folded().as_deref(), Some("ana alvarez"));
-        assert_eq!(plan.order.note, Some(Description::try_from("gift".to_owned()).unwrap().as_str().to_owned()));
+        assert_eq!(
+            plan.order.note,
+            Some(Description::try_from("gift".to_owned()).unwrap().as_str().to_owned())
+        );
         let cleared = patch(serde_json::json!({ "customerName": null }));
         let plan = super::plan(plan.order, OrderChange::Update(&cleared), None, at()).unwrap();
         assert_eq!((plan.customer_name_folded(), plan.order.customer_name), (None, None));
@@ -318,7 +335,8 @@ mod tests {
             "complete": true, "completedAt": "2026-11-27T08:00:00Z", "shipDate": "2026-12-24T12:00:00Z",
             "quantity": 2
         }));
-        let plan = super::plan(order, OrderChange::Update(&offline), Some(&nemo(Available, 1)), at()).unwrap();
+        let plan =
+            super::plan(order, OrderChange::Update(&offline), Some(&nemo(Available, 1)), at()).unwrap();
         assert_eq!((plan.order.completed_at, plan.order.ship_date), (Some(earlier), Some(planned)));
         let stock = plan.stock.unwrap();
         assert_eq!(stock.stock, 0);
@@ -350,9 +368,15 @@ mod tests {
         let cancelled = plan.order;
         assert!(!reads_pet(&cancelled, OrderChange::Cancel));
         let again = super::plan(cancelled, OrderChange::Cancel, None, at()).unwrap_err();
-        assert_eq!((again.code, again.message.as_str()), (ErrorCode::OrderCancelled, "order 12 is already cancelled"));
+        assert_eq!(
+            (again.code, again.message.as_str()),
+            (ErrorCode::OrderCancelled, "order 12 is already cancelled")
+        );
         let full = nemo(Available, crate::domain::StockLevel::MAX);
-        assert_eq!(super::plan(order, OrderChange::Cancel, Some(&full), at()).unwrap_err().code, ErrorCode::ValidationFailed);
+        assert_eq!(
+            super::plan(order, OrderChange::Cancel, Some(&full), at()).unwrap_err().code,
+            ErrorCode::ValidationFailed
+        );
     }
 
     #[test]
@@ -370,6 +394,9 @@ mod tests {
 
         let sale = Order { complete: true, completed_at: Some(at()), ..order };
         assert!(!reads_pet(&sale, OrderChange::Delete));
-        assert_eq!(super::plan(sale, OrderChange::Delete, None, at()).unwrap_err().code, ErrorCode::OrderCompleted);
+        assert_eq!(
+            super::plan(sale, OrderChange::Delete, None, at()).unwrap_err().code,
+            ErrorCode::OrderCompleted
+        );
     }
 }

@@ -179,7 +179,8 @@ pub(super) mod tests {
         let change = then_completed(StockChange::new(&nemo(Sold, 1), 0, StockEvent::Taken, at()).unwrap());
         assert_eq!(change.status_after(0), Some(Sold));
         assert_eq!(change.status_after(2), Some(Pending));
-        let available = then_completed(StockChange::new(&nemo(Available, 1), 0, StockEvent::Taken, at()).unwrap());
+        let available =
+            then_completed(StockChange::new(&nemo(Available, 1), 0, StockEvent::Taken, at()).unwrap());
         assert_eq!(available.status_after(0), Some(Sold));
     }
 

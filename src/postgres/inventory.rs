@@ -31,12 +31,7 @@ pub(super) async fn list(
     filter: &InventoryFilter,
     page: Page,
 ) -> Result<Paged<InventoryItem>> {
-    if filter.below_quantity.is_some_and(|b| !(0..=StockLevel::MAX + 1).contains(&b)) {
-        return Err(Error::invalid_parameter(format!(
-            "belowQuantity must be between 0 and {}",
-            StockLevel::MAX + 1
-        )));
-    }
+    filter.check()?;
     // The stock order is `stock_order`'s (migrations/postgres/0007): `o` walks it in order,
     // `q` is each pet's row.
     let mut w = Filter::default();

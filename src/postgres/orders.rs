@@ -23,7 +23,8 @@ use super::types::col;
 use crate::domain::order_plan::{self, OrderChange, OrderPlan};
 use crate::domain::status_rules::NamedPet;
 use crate::domain::{
-    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetStatus, Price, Timestamp, like_contains,
+    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetStatus, Price, Timestamp,
+    like_contains,
 };
 use crate::error::{Error, Result};
 
@@ -247,8 +248,7 @@ pub(super) async fn delete(c: &impl GenericClient, id: OrderId) -> Result<()> {
 /// for each other in a circle).
 async fn change(c: &impl GenericClient, id: OrderId, change: OrderChange<'_>) -> Result<OrderPlan> {
     let order = get_locked(c, id).await?;
-    let pet =
-        if order_plan::reads_pet(&order, change) { stock_row(c, order.pet_id).await? } else { None };
+    let pet = if order_plan::reads_pet(&order, change) { stock_row(c, order.pet_id).await? } else { None };
     let plan = order_plan::plan(order, change, pet.as_ref(), Timestamp::now())?;
     let o = &plan.order;
     if plan.writes_order {

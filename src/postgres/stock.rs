@@ -18,7 +18,13 @@ pub(super) async fn stock_row(c: &impl GenericClient, pet: PetId) -> Result<Opti
     let sql = "SELECT status, stock, price_cents, name FROM pets WHERE id = $1 FOR UPDATE";
     let row = c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&pet.get()]).await.map_err(pg)?;
     row.map(|r| {
-        Ok(PetStock { id: pet, name: col(&r, 3)?, status: col(&r, 0)?, stock: col(&r, 1)?, price: col(&r, 2)? })
+        Ok(PetStock {
+            id: pet,
+            name: col(&r, 3)?,
+            status: col(&r, 0)?,
+            stock: col(&r, 1)?,
+            price: col(&r, 2)?,
+        })
     })
     .transpose()
 }

@@ -26,12 +26,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<InventoryItem> {
 
 /// Stock of every pet, lowest first (what staff reorder first).
 pub(super) fn list(conn: &Connection, filter: &InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {
-    if filter.below_quantity.is_some_and(|b| !(0..=StockLevel::MAX + 1).contains(&b)) {
-        return Err(Error::invalid_parameter(format!(
-            "belowQuantity must be between 0 and {}",
-            StockLevel::MAX + 1
-        )));
-    }
+    filter.check()?;
     let mut w = Filter::default();
     // `+status`: not a column an index may look up, so SQLite walks the stock-order index
     // (which carries the status) instead of taking every pet of the status from a status

@@ -5,7 +5,9 @@ use super::filter::{Filter, Source};
 use super::paging;
 use super::status_rules::{stock_row, write_stock};
 use crate::domain::order_plan::{self, OrderChange, OrderPlan};
-use crate::domain::{NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, Timestamp, like_contains};
+use crate::domain::{
+    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, Timestamp, like_contains,
+};
 use crate::error::{Error, Result};
 
 pub(super) const COLUMNS: &str =
