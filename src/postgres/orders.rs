@@ -15,6 +15,7 @@
 
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
 
 use super::paging::{self, Filter, List, limit_offset};
 use super::pg;
@@ -111,18 +112,54 @@ async fn get_locked(c: &impl GenericClient, id: OrderId) -> Result<Order> {
         .ok_or_else(|| Error::not_found(OrderId::WHAT, id.get()))
 }
 
-/// The order's own fields as bound parameters after the pet and the quantity: ship date,
-/// complete, created at, completed at, customer name (and folded), phone, note.
-fn own_fields(new: &NewOrder, now: Timestamp) -> [Option<String>; 7] {
-    [
-        new.ship_date_at(now).map(|t| t.to_string()),
-        new.completed_at(now).map(|t| t.to_string()),
-        new.customer_name.as_ref().map(|n| n.as_str().to_owned()),
-        new.customer_name.as_ref().map(|n| n.folded()),
-        new.customer_phone.as_ref().map(|p| p.as_str().to_owned()),
-        new.note.as_ref().map(|n| n.as_str().to_owned()),
-        new.placed_at.map(|t| t.to_string()),
-    ]
+/// A new order's row as bound parameters, the same for both ways of placing it: $1 the
+/// pet, $2 the quantity, $3 when (created, and the stock's change), $4 complete, then ship
+/// date, completed at, customer name (and folded), phone, note, placed at ($5 to $11).
+struct NewRow {
+    pet: i64,
+    quantity: i64,
+    at: String,
+    complete: bool,
+    own: [Option<String>; 7],
+}
+
+impl NewRow {
+    fn of(new: &NewOrder, at: Timestamp) -> Self {
+        let own = [
+            new.ship_date_at(at).map(|t| t.to_string()),
+            new.completed_at(at).map(|t| t.to_string()),
+            new.customer_name.as_ref().map(|n| n.as_str().to_owned()),
+            new.customer_name.as_ref().map(|n| n.folded()),
+            new.customer_phone.as_ref().map(|p| p.as_str().to_owned()),
+            new.note.as_ref().map(|n| n.as_str().to_owned()),
+            new.placed_at.map(|t| t.to_string()),
+        ];
+        Self {
+            pet: new.pet_id.get(),
+            quantity: new.quantity.get(),
+            at: at.to_string(),
+            complete: new.complete,
+            own,
+        }
+    }
+
+    /// On the stack: the one-statement order is the hot write.
+    fn params(&self) -> [&(dyn ToSql + Sync); 11] {
+        let [ship, completed, name, folded, phone, note, placed] = &self.own;
+        [
+            &self.pet,
+            &self.quantity,
+            &self.at,
+            &self.complete,
+            ship,
+            completed,
+            name,
+            folded,
+            phone,
+            note,
+            placed,
+        ]
+    }
 }
 
 /// What the one-statement order came to.
@@ -155,26 +192,8 @@ pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result
                SELECT NULL, NULL, status, stock, name FROM pets
                WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM taken)";
     let now = Timestamp::now();
-    let [ship, completed, name, folded, phone, note, placed] = own_fields(new, now);
-    let row = c
-        .query_opt(
-            &c.prepare_cached(sql).await.map_err(pg)?,
-            &[
-                &new.pet_id.get(),
-                &new.quantity.get(),
-                &now.to_string(),
-                &new.complete,
-                &ship,
-                &completed,
-                &name,
-                &folded,
-                &phone,
-                &note,
-                &placed,
-            ],
-        )
-        .await
-        .map_err(pg)?;
+    let bound = NewRow::of(new, now);
+    let row = c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &bound.params()).await.map_err(pg)?;
     let Some(row) = row else { return Ok(Fast::Refused(order_plan::no_such_pet(new.pet_id))) };
     if let Some(id) = col::<Option<OrderId>>(&row, 0)? {
         return Ok(Fast::Placed(new.placed(id, now, col(&row, 1)?)));
@@ -194,30 +213,14 @@ pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result
 /// placed and completed in one step. Every refusal comes before any write.
 pub(super) async fn place(c: &impl GenericClient, new: &NewOrder) -> Result<Order> {
     let placing = order_plan::place(new, stock_row(c, new.pet_id).await?.as_ref(), Timestamp::now())?;
-    let [ship, completed, name, folded, phone, note, placed] = own_fields(new, placing.at);
-    let sql = "INSERT INTO orders (pet_id, quantity, complete, created_at, unit_price_cents, ship_date,
-                                   completed_at, customer_name, customer_name_folded, customer_phone, note, placed_at)
+    let sql =
+        "INSERT INTO orders (pet_id, quantity, created_at, complete, ship_date, completed_at, customer_name,
+                                   customer_name_folded, customer_phone, note, placed_at, unit_price_cents)
                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id";
-    let row = c
-        .query_one(
-            &c.prepare_cached(sql).await.map_err(pg)?,
-            &[
-                &new.pet_id.get(),
-                &new.quantity.get(),
-                &new.complete,
-                &placing.at.to_string(),
-                &placing.unit_price.map(Price::cents),
-                &ship,
-                &completed,
-                &name,
-                &folded,
-                &phone,
-                &note,
-                &placed,
-            ],
-        )
-        .await
-        .map_err(pg)?;
+    let bound = NewRow::of(new, placing.at);
+    let price = placing.unit_price.map(Price::cents);
+    let params: Vec<&(dyn ToSql + Sync)> = bound.params().into_iter().chain([&price as _]).collect();
+    let row = c.query_one(&c.prepare_cached(sql).await.map_err(pg)?, &params).await.map_err(pg)?;
     write_stock(c, &placing.stock).await?;
     Ok(placing.order(new, col(&row, 0)?))
 }
