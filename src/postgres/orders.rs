@@ -63,14 +63,8 @@ pub(super) async fn list(c: &impl GenericClient, filter: &OrderFilter, page: Pag
     if let Some(complete) = filter.complete {
         w.and("complete = $?", complete);
     }
-    // Each list is a range of one index: orders_by_complete for the open and the completed,
-    // orders_cancelled for the cancelled and not deleted (migrations/postgres/0006, 0008). A
-    // deleted order is always cancelled, so the other lists never meet one.
-    w.and_sql(if filter.cancelled {
-        "cancelled_at IS NOT NULL AND deleted_at IS NULL"
-    } else {
-        "cancelled_at IS NULL"
-    });
+    // The indexes it walks: migrations/postgres/0006, 0008.
+    w.and_sql(filter.kept_sql());
     if let Some(q) = &filter.q {
         w.and(
             "(customer_name_folded LIKE $? ESCAPE '\\' OR pet_id IN (SELECT id FROM pets WHERE name_folded LIKE $? ESCAPE '\\'))",
@@ -92,18 +86,16 @@ pub(super) async fn list(c: &impl GenericClient, filter: &OrderFilter, page: Pag
 /// The order, unless there is none or it was deleted (`DELETE /store/orders/{id}`): the
 /// API answers `not_found` for both, while the row stays for the shop's records.
 pub(super) async fn get(c: &impl GenericClient, id: OrderId) -> Result<Order> {
-    let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1 AND deleted_at IS NULL");
-    c.query_opt(&c.prepare_cached(&sql).await.map_err(pg)?, &[&id.get()])
-        .await
-        .map_err(pg)?
-        .map(|r| from_row(&r, 0))
-        .transpose()?
-        .ok_or_else(|| Error::not_found(OrderId::WHAT, id.get()))
+    read(c, id, "").await
 }
 
 /// The order's row locked until the transaction `c` ends.
 async fn get_locked(c: &impl GenericClient, id: OrderId) -> Result<Order> {
-    let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1 AND deleted_at IS NULL FOR UPDATE");
+    read(c, id, "FOR UPDATE").await
+}
+
+async fn read(c: &impl GenericClient, id: OrderId, lock: &str) -> Result<Order> {
+    let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1 AND deleted_at IS NULL {lock}");
     c.query_opt(&c.prepare_cached(&sql).await.map_err(pg)?, &[&id.get()])
         .await
         .map_err(pg)?

@@ -43,17 +43,8 @@ pub(super) fn list(conn: &Connection, filter: &OrderFilter, page: Page) -> Resul
     if let Some(complete) = filter.complete {
         w.and("complete = ?", [Value::Integer(complete.into())]);
     }
-    // Each list is a range of one index: orders_by_complete for the open and the completed,
-    // orders_cancelled for the cancelled and not deleted (migrations/sqlite/0010, 0012). A
-    // deleted order is always cancelled, so the other lists never meet one.
-    w.and(
-        if filter.cancelled {
-            "cancelled_at IS NOT NULL AND deleted_at IS NULL"
-        } else {
-            "cancelled_at IS NULL"
-        },
-        [],
-    );
+    // The indexes it walks: migrations/sqlite/0010, 0012.
+    w.and(filter.kept_sql(), []);
     if let Some(q) = &filter.q {
         let like = Value::Text(like_contains(&q.folded()));
         w.and(
