@@ -11,7 +11,7 @@ use super::status_rules::{
     Deletion, NamedPet, PatchKind, StockEvent, deletion, ensure_available, ensure_open, ensure_stock,
     patch_kind,
 };
-use super::stock_plan::{PetStock, StockChange, then_completed};
+use super::stock_plan::{PetStock, StockChange};
 use super::{
     AuditRecord, NewOrder, Order, OrderId, OrderPatch, PetId, PetStatus, Price, Timestamp, fold, shipped_at,
 };
@@ -206,7 +206,7 @@ fn update(order: Order, patch: &OrderPatch, pet: Option<&PetStock>, now: Timesta
         // Ships when completed unless a date was planned.
         after.ship_date = Some(shipped_at(after.ship_date, at));
         stock = Some(match stock {
-            Some(moved) => then_completed(moved),
+            Some(moved) => moved.then_completed(),
             None => {
                 let pet = pet_of(pet)?;
                 StockChange::new(pet, pet.stock, StockEvent::Completed, now)?

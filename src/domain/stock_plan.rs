@@ -31,8 +31,8 @@ impl PetStock {
     }
 }
 
-/// A pet's stock to write, and what moved it. Made only through [`StockChange::new`] (and
-/// [`StockChange::then`]), which refuses a stock above the maximum.
+/// A pet's stock to write, and what moved it. Made only through [`StockChange::new`],
+/// which refuses a stock above the maximum.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StockChange {
     pub pet: PetId,
@@ -43,10 +43,12 @@ pub struct StockChange {
     pub at: Timestamp,
     /// The status as read.
     status: PetStatus,
-    /// What moved the stock, in order, each with how many open orders it sees besides the
-    /// ones the engine counts once the plan's order rows are written: an order completed in
-    /// the same change was still open when its quantity moved the stock.
-    events: Vec<(StockEvent, i64)>,
+    /// What moved the stock.
+    event: StockEvent,
+    /// The order whose quantity moved the stock was completed in the same change: the rules
+    /// run again for the completion, and `event` saw that order still open, which the
+    /// engine's count (made once the completed order's row is written) no longer includes.
+    then_completed: bool,
 }
 
 impl StockChange {
@@ -54,19 +56,13 @@ impl StockChange {
     /// (returned units can push a pet restocked meanwhile over it).
     pub fn new(pet: &PetStock, stock: i64, event: StockEvent, at: Timestamp) -> Result<Self> {
         check_stock_limit(pet.named(), stock)?;
-        Ok(Self { pet: pet.id, stock, at, status: pet.status, events: vec![(event, 0)] })
+        Ok(Self { pet: pet.id, stock, at, status: pet.status, event, then_completed: false })
     }
 
-    /// This change followed by `event` on the same stock. The earlier events see one more
-    /// open order than the engine counts when `event` closes the order they were for.
-    fn then(mut self, event: StockEvent, closes_the_order: bool) -> Self {
-        if closes_the_order {
-            for (_, besides) in &mut self.events {
-                *besides += 1;
-            }
-        }
-        self.events.push((event, 0));
-        self
+    /// This change followed by the completion of the order whose quantity moved the stock,
+    /// in the same write: the rules run again for the completion.
+    pub(super) fn then_completed(self) -> Self {
+        Self { then_completed: true, ..self }
     }
 
     /// Whether the status rules need the pet's open orders: only when no stock is left.
@@ -77,16 +73,17 @@ impl StockChange {
     /// The status to write, given the pet's open orders as counted after the plan's order
     /// rows are written (0 when [`StockChange::counts_open_orders`] says they are not
     /// needed); `None` when it does not move, so the engine writes the stock alone (an index
-    /// holding the status rewritten for nothing cost every order).
+    /// holding the status rewritten for nothing cost every order). A status that moves and
+    /// moves back is written (the pet's time of change says it moved).
     pub fn status_after(&self, open_orders: i64) -> Option<PetStatus> {
-        let mut status = self.status;
-        let mut moved = false;
-        for &(event, besides) in &self.events {
-            let next = next_status(status, event, self.stock, open_orders + besides);
-            moved |= next != status;
-            status = next;
-        }
-        moved.then_some(status)
+        let still_open = i64::from(self.then_completed);
+        let first = next_status(self.status, self.event, self.stock, open_orders + still_open);
+        let last = if self.then_completed {
+            next_status(first, StockEvent::Completed, self.stock, open_orders)
+        } else {
+            first
+        };
+        (first != self.status || last != first).then_some(last)
     }
 }
 
@@ -123,12 +120,6 @@ impl StockPlan {
         let audit = AuditRecord::counted(pet.id, delta, adjustment.reason.as_str(), after);
         Ok(Self { audit: Some(audit), stock: StockChange::new(pet, after, StockEvent::Counted, now)? })
     }
-}
-
-/// What the order-side plans use: a change that completes the order the earlier events
-/// were for.
-pub(super) fn then_completed(change: StockChange) -> StockChange {
-    change.then(StockEvent::Completed, true)
 }
 
 #[cfg(test)]
@@ -176,11 +167,11 @@ pub(super) mod tests {
         // The order's quantity took the last unit while it was open (pending), then it was
         // completed with no other open order (sold): the status moved, even if it ends
         // where it began, and the pet's time of change says so.
-        let change = then_completed(StockChange::new(&nemo(Sold, 1), 0, StockEvent::Taken, at()).unwrap());
+        let change = StockChange::new(&nemo(Sold, 1), 0, StockEvent::Taken, at()).unwrap().then_completed();
         assert_eq!(change.status_after(0), Some(Sold));
         assert_eq!(change.status_after(2), Some(Pending));
         let available =
-            then_completed(StockChange::new(&nemo(Available, 1), 0, StockEvent::Taken, at()).unwrap());
+            StockChange::new(&nemo(Available, 1), 0, StockEvent::Taken, at()).unwrap().then_completed();
         assert_eq!(available.status_after(0), Some(Sold));
     }
 
