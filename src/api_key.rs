@@ -319,6 +319,11 @@ pub fn duplicate_name(name: &str, revoked: bool) -> crate::Error {
     )
 }
 
+/// The refusal of naming a key there is none of.
+pub fn no_such_key(name: &str) -> crate::Error {
+    crate::Error::new(crate::ErrorCode::NotFound, format!("there is no API key named {name:?}"))
+}
+
 /// The refusal of a change to `key`, which was revoked.
 pub fn revoked(key: &KeyInfo) -> crate::Error {
     crate::Error::new(

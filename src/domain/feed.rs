@@ -154,6 +154,17 @@ impl FeedBounds {
     }
 }
 
+/// The last change a purge removes, given what the engine read: `old`, the newest of the
+/// feed's oldest changes (a batch of them, in number order) made before the cutoff, and
+/// `newest`, the newest change of all. The changes before the cutoff are a prefix of the
+/// feed (its times follow its numbers), so the oldest batch holds them. The newest change
+/// always stays: SQLite numbers the next one from it, and both engines' heads are read from
+/// it. `None`: nothing to purge. The engine removes every change numbered up to it and moves
+/// its horizon there if it removed any.
+pub fn purge_through(old: Option<i64>, newest: Option<i64>) -> Option<i64> {
+    Some(old?.min(newest? - 1))
+}
+
 /// A position as a client gives it (`since`, `Last-Event-ID`): 0 up to the largest number
 /// the engines store.
 pub fn feed_position(given: u64) -> Result<u64> {
@@ -180,6 +191,16 @@ pub fn feed_limit(limit: Option<u32>) -> Result<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_purge_takes_the_old_prefix_but_never_the_newest_change() {
+        assert_eq!(purge_through(Some(40), Some(100)), Some(40));
+        assert_eq!(purge_through(Some(100), Some(100)), Some(99), "everything is old: the newest stays");
+        // Nothing old, or nothing at all: nothing purged (PostgreSQL's LEAST once took a
+        // missing value for none and purged all but the newest).
+        assert_eq!(purge_through(None, Some(100)), None);
+        assert_eq!(purge_through(None, None), None);
+    }
     use crate::error::ErrorCode;
 
     #[test]

@@ -1,6 +1,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{AdjustmentId, PetId, PetStatus, Reason, Timestamp};
+use crate::error::Error;
 
 bounded_int! {
     /// A pet's stock.
@@ -87,9 +88,35 @@ pub struct InventoryFilter {
     pub below_quantity: Option<i64>,
 }
 
+impl InventoryFilter {
+    /// Refuses a `belowQuantity` outside the stock's range (one past it lists every pet).
+    pub fn check(&self) -> Result<(), Error> {
+        if self.below_quantity.is_some_and(|b| !(0..=StockLevel::MAX + 1).contains(&b)) {
+            return Err(Error::invalid_parameter(format!(
+                "belowQuantity must be between 0 and {}",
+                StockLevel::MAX + 1
+            )));
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn below_quantity_is_within_the_stock_range_or_one_past_it() {
+        let below = |b| InventoryFilter { below_quantity: Some(b), ..InventoryFilter::default() }.check();
+        assert!(
+            below(0).is_ok()
+                && below(StockLevel::MAX + 1).is_ok()
+                && InventoryFilter::default().check().is_ok()
+        );
+        for bad in [-1, StockLevel::MAX + 2] {
+            assert_eq!(below(bad).unwrap_err().message, "belowQuantity must be between 0 and 1000001");
+        }
+    }
 
     #[test]
     fn deltas_are_non_zero_and_within_the_stock_range_even_at_the_extremes() {

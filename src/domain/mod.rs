@@ -14,6 +14,7 @@ mod import;
 mod inventory;
 mod money;
 mod order;
+pub mod order_plan;
 mod outbox;
 mod page;
 mod pet;
@@ -21,16 +22,17 @@ mod report;
 mod settings;
 mod shop_days;
 pub mod status_rules;
+pub mod stock_plan;
 mod text;
 mod time;
 
-pub use category::{Category, NewCategory};
+pub use category::{Category, NewCategory, no_such_category};
 pub use counter::{CounterAnswer, CounterWrite};
 pub use csv_cell::{defuse, undo_defuse};
 pub use export::{EXPORT_PAGE, OrderExport, PetExport};
 pub use feed::{
     Action, Entity, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FeedBounds, FeedChange, FeedPage, feed_limit,
-    feed_position,
+    feed_position, purge_through,
 };
 pub use history::{AuditRecord, StockEntry, StockEntryKind, history_sql};
 pub use ids::{AdjustmentId, CategoryId, OrderId, PetId};

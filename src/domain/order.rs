@@ -170,3 +170,17 @@ pub struct OrderFilter {
     /// Part of the customer's or the pet's name, ignoring case and accents.
     pub q: Option<Name>,
 }
+
+impl OrderFilter {
+    /// Which orders the list shows as SQL both engines' `orders` tables read alike: the
+    /// cancelled and not deleted ones, or the not cancelled ones. Each is a range of one
+    /// index (`orders_cancelled`; `orders_by_complete` for the open and the completed), and a
+    /// deleted order is always cancelled, so the other lists never meet one.
+    pub fn kept_sql(&self) -> &'static str {
+        if self.cancelled {
+            "cancelled_at IS NOT NULL AND deleted_at IS NULL"
+        } else {
+            "cancelled_at IS NULL"
+        }
+    }
+}

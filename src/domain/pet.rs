@@ -195,6 +195,20 @@ pub struct PetFilter {
 }
 
 impl PetFilter {
+    /// Most `id`s one list may name: a page of look-ups by key.
+    pub const MAX_IDS: usize = super::Page::MAX_LIMIT as usize;
+
+    /// Refuses more `id`s than [`PetFilter::MAX_IDS`].
+    pub fn check_ids(&self) -> crate::error::Result<()> {
+        if self.ids.len() > Self::MAX_IDS {
+            return Err(crate::error::Error::invalid_parameter(format!(
+                "id may be given at most {} times",
+                Self::MAX_IDS
+            )));
+        }
+        Ok(())
+    }
+
     /// Whether the filter searches text: the list is then a scan, counted as it is read,
     /// not a walk along an index with a kept count.
     pub fn searches(&self) -> bool {
@@ -239,5 +253,21 @@ impl PetSearch {
             names: super::like_one_typo(&folded),
             description: super::like_contains(text.as_str()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_names_at_most_a_page_of_ids() {
+        let ids = |n: i64| PetFilter {
+            ids: (1..=n).map(|i| PetId::try_from(i).unwrap()).collect(),
+            ..PetFilter::default()
+        };
+        assert!(ids(PetFilter::MAX_IDS as i64).check_ids().is_ok());
+        let refused = ids(PetFilter::MAX_IDS as i64 + 1).check_ids().unwrap_err();
+        assert_eq!(refused.message, format!("id may be given at most {} times", PetFilter::MAX_IDS));
     }
 }

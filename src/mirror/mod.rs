@@ -16,9 +16,9 @@
 //! server's state and the outbox's never race each other into the mirror.
 
 mod backoff;
-mod served;
 mod local;
 mod replay;
+mod served;
 mod shop;
 mod status;
 mod sync;

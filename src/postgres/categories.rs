@@ -8,8 +8,8 @@ use tokio_postgres::error::SqlState;
 use super::paging::{self, Filter, List, limit_offset};
 use super::types::col;
 use super::{pg, violates};
-use crate::domain::{Category, CategoryId, NewCategory, Page, Paged, Timestamp};
-use crate::error::{Error, ErrorCode, Result};
+use crate::domain::{Category, CategoryId, NewCategory, Page, Paged, Timestamp, no_such_category};
+use crate::error::{Error, Result};
 
 /// The pet count is the kept one (`pet_counts`), not a count of the category's pets.
 const COLUMNS: &str = "c.id, c.name, c.description,
@@ -61,10 +61,6 @@ pub(super) async fn ensure_exists(c: &impl GenericClient, id: Option<CategoryId>
     if found.is_some() { Ok(()) } else { Err(no_such_category(id)) }
 }
 
-pub(super) fn no_such_category(id: CategoryId) -> Error {
-    Error::new(ErrorCode::InvalidReference, format!("categoryId {id} names no category"))
-}
-
 pub(super) async fn create(c: &impl GenericClient, new: &NewCategory) -> Result<Category> {
     // Looked for first: a refused INSERT would still take an id from the sequence, and the
     // next category's id would then differ from SQLite's (AUTOINCREMENT gives back an id
@@ -73,7 +69,7 @@ pub(super) async fn create(c: &impl GenericClient, new: &NewCategory) -> Result<
     let taken =
         c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&new.name.folded()]).await.map_err(pg)?;
     if taken.is_some() {
-        return Err(duplicate_name(new));
+        return Err(new.duplicate_name());
     }
     let sql = "INSERT INTO categories (name, name_folded, description, created_at) VALUES ($1, $2, $3, $4)
                RETURNING id";
@@ -120,10 +116,7 @@ pub(super) async fn delete(c: &impl GenericClient, id: CategoryId) -> Result<()>
     c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?;
     let category = get(c, id).await?;
     if category.pet_count > 0 {
-        return Err(Error::conflict(
-            ErrorCode::CategoryInUse,
-            format!("category {id} still has {} pet(s); move or delete them first", category.pet_count),
-        ));
+        return Err(category.in_use());
     }
     let sql = "DELETE FROM categories WHERE id = $1";
     c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?;
@@ -134,14 +127,7 @@ pub(super) async fn delete(c: &impl GenericClient, id: CategoryId) -> Result<()>
 /// ignoring case"; its violation becomes the precise conflict.
 fn on_duplicate_name(e: tokio_postgres::Error, new: &NewCategory) -> Error {
     if violates(&e, &SqlState::UNIQUE_VIOLATION, "categories_name_folded_key") {
-        return duplicate_name(new);
+        return new.duplicate_name();
     }
     pg(e)
-}
-
-fn duplicate_name(new: &NewCategory) -> Error {
-    Error::conflict(
-        ErrorCode::DuplicateName,
-        format!("a category named {:?} already exists", new.name.as_str()),
-    )
 }

@@ -17,7 +17,7 @@ use tokio::sync::broadcast;
 
 use super::pg;
 use super::types::col;
-use crate::domain::{FeedBounds, FeedChange, FeedPage, Timestamp};
+use crate::domain::{FeedBounds, FeedChange, FeedPage, Timestamp, purge_through};
 use crate::engine::Change;
 use crate::error::{Error, Result};
 
@@ -61,27 +61,27 @@ pub(super) async fn bounds(c: &impl GenericClient) -> Result<FeedBounds> {
 }
 
 /// Removes up to [`BATCH`] of the oldest numbered changes made before `before`, never the
-/// newest, and moves the horizon past them, in one transaction; answers how many it removed.
+/// newest (`domain::purge_through` decides, as on SQLite), and moves the horizon past them,
+/// in one transaction; answers how many it removed. Two replicas purging at once remove
+/// each row once: the second's `DELETE` waits for the first's and then finds them gone.
 pub(super) async fn purge(c: &mut deadpool_postgres::Object, before: Timestamp) -> Result<u64> {
     let tx = c.transaction().await.map_err(pg)?;
     // Among the oldest numbered rows only: those before `before` are a prefix of the feed.
-    // The newest always stays, as on SQLite (where the next number depends on it). Two
-    // conditions, not `least(..)`: PostgreSQL's LEAST ignores a NULL, so with nothing old
-    // it purged all but the newest change.
-    let sql = "WITH oldest AS (SELECT seq, at FROM changes WHERE seq IS NOT NULL ORDER BY seq LIMIT $2),
-                    gone AS (DELETE FROM changes
-                             WHERE seq <= (SELECT max(seq) FROM oldest WHERE at < $1)
-                               AND seq < (SELECT max(seq) FROM changes)
-                             RETURNING seq)
-               UPDATE change_horizon SET purged_through = greatest(purged_through, (SELECT max(seq) FROM gone))
-               WHERE id = 1 AND EXISTS (SELECT 1 FROM gone)
-               RETURNING (SELECT count(*) FROM gone)";
-    let rows = tx
-        .query(&tx.prepare_cached(sql).await.map_err(pg)?, &[&before.to_string(), &BATCH])
+    let sql = "SELECT (SELECT max(seq) FROM (SELECT seq, at FROM changes WHERE seq IS NOT NULL
+                                            ORDER BY seq LIMIT $2) oldest WHERE at < $1),
+                      (SELECT max(seq) FROM changes)";
+    let row = tx
+        .query_one(&tx.prepare_cached(sql).await.map_err(pg)?, &[&before.to_string(), &BATCH])
         .await
         .map_err(pg)?;
+    let Some(through) = purge_through(col(&row, 0)?, col(&row, 1)?) else { return Ok(0) };
+    let removed = tx.execute("DELETE FROM changes WHERE seq <= $1", &[&through]).await.map_err(pg)?;
+    if removed > 0 {
+        let sql = "UPDATE change_horizon SET purged_through = greatest(purged_through, $1) WHERE id = 1";
+        tx.execute(sql, &[&through]).await.map_err(pg)?;
+    }
     tx.commit().await.map_err(pg)?;
-    Ok(rows.first().map(|r| col::<i64>(r, 0)).transpose()?.map_or(0, |n| n as u64))
+    Ok(removed)
 }
 
 /// Numbers the rows of committed transactions not numbered yet, up to [`BATCH`], after the

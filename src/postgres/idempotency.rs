@@ -218,8 +218,11 @@ async fn place(c: &impl GenericClient, new: &NewOrder) -> Result<Result<Order>> 
 }
 
 /// Runs `command` in a savepoint: its refusal becomes the outcome with whatever it wrote
-/// undone (cancelling stamps the order before the returned stock can be refused, for
-/// one). `command` has not started yet: a future does nothing until awaited.
+/// undone. The plans of `domain::order_plan` and `domain::stock_plan` refuse before
+/// anything is written, so today there is nothing to undo; the savepoint keeps a refusal
+/// that some later change makes after a write from committing half of it (only the hot
+/// `place` goes without). `command` has not started yet: a future does nothing until
+/// awaited.
 async fn undone_if_refused<T>(
     c: &impl GenericClient,
     command: impl Future<Output = Result<T>>,

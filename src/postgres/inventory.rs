@@ -6,9 +6,9 @@ use tokio_postgres::Row;
 
 use super::paging::{self, Filter, List, limit_offset};
 use super::pg;
-use super::stock::{StockEvent, set_stock, stock_row};
+use super::stock::{stock_row, write_stock};
 use super::types::col;
-use crate::domain::status_rules::adjusted;
+use crate::domain::stock_plan::StockPlan;
 use crate::domain::{
     AuditRecord, InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, OrderId, Page,
     Paged, PetId, StockEntry, StockLevel, Timestamp, history_sql,
@@ -31,12 +31,7 @@ pub(super) async fn list(
     filter: &InventoryFilter,
     page: Page,
 ) -> Result<Paged<InventoryItem>> {
-    if filter.below_quantity.is_some_and(|b| !(0..=StockLevel::MAX + 1).contains(&b)) {
-        return Err(Error::invalid_parameter(format!(
-            "belowQuantity must be between 0 and {}",
-            StockLevel::MAX + 1
-        )));
-    }
+    filter.check()?;
     // The stock order is `stock_order`'s (migrations/postgres/0007): `o` walks it in order,
     // `q` is each pet's row.
     let mut w = Filter::default();
@@ -87,17 +82,8 @@ pub(super) async fn get(c: &impl GenericClient, pet: PetId) -> Result<InventoryI
 /// Sets the count; a change is recorded in the audit trail like an adjustment, so the
 /// history explains every count staff made.
 pub(super) async fn set(c: &impl GenericClient, pet: PetId, quantity: StockLevel) -> Result<InventoryItem> {
-    let current = stock_row(c, pet).await?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
-    let delta = quantity.get() - current.stock;
-    if delta != 0 {
-        record(
-            c,
-            &AuditRecord::counted(pet, delta, format!("stock set to {}", quantity.get()), quantity.get()),
-        )
-        .await?;
-    }
-    set_stock(c, pet, &current, quantity.get(), StockEvent::Counted).await?;
-    get(c, pet).await
+    let plan = StockPlan::count(pet, stock_row(c, pet).await?.as_ref(), quantity, Timestamp::now())?;
+    carry_out(c, &plan).await
 }
 
 pub(super) async fn adjust(
@@ -105,12 +91,17 @@ pub(super) async fn adjust(
     pet: PetId,
     adjustment: &NewInventoryAdjustment,
 ) -> Result<InventoryItem> {
-    let current = stock_row(c, pet).await?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
-    let delta = adjustment.delta.get();
-    let after = adjusted(current.named(), current.stock, delta)?;
-    record(c, &AuditRecord::counted(pet, delta, adjustment.reason.as_str(), after)).await?;
-    set_stock(c, pet, &current, after, StockEvent::Counted).await?;
-    get(c, pet).await
+    let plan = StockPlan::adjust(pet, stock_row(c, pet).await?.as_ref(), adjustment, Timestamp::now())?;
+    carry_out(c, &plan).await
+}
+
+/// Writes staff's count as `domain::stock_plan` planned it; answers the item as it now is.
+async fn carry_out(c: &impl GenericClient, plan: &StockPlan) -> Result<InventoryItem> {
+    if let Some(audit) = &plan.audit {
+        record(c, audit).await?;
+    }
+    write_stock(c, &plan.stock).await?;
+    get(c, plan.stock.pet).await
 }
 
 /// Writes `r` into the audit trail.

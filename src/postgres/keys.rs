@@ -12,7 +12,7 @@ use super::{PgStore, pg, violates};
 use crate::admission::WriteAdmission;
 use crate::api_key::{self, IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope};
 use crate::domain::{Name, Timestamp};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 
 const COLUMNS: &str = "name, scope, prefix, created_at, rotated_at, revoked_at";
 
@@ -145,7 +145,7 @@ async fn get(c: &impl GenericClient, name: &str) -> Result<KeyInfo> {
         .map_err(pg)?
         .map(|r| from_row(&r))
         .transpose()?
-        .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("there is no API key named {name:?}")))
+        .ok_or_else(|| api_key::no_such_key(name))
 }
 
 /// Why an update that targets the active key named `name` changed nothing.

@@ -15,19 +15,19 @@
 
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
 
 use super::paging::{self, Filter, List, limit_offset};
 use super::pg;
-use super::stock::{StockEvent, set_stock, stock_row};
+use super::stock::{stock_row, write_stock};
 use super::types::col;
-use crate::domain::status_rules::{
-    Deletion, NamedPet, PatchKind, deletion, ensure_available, ensure_open, ensure_stock, patch_kind,
-};
+use crate::domain::order_plan::{self, OrderChange, OrderPlan};
+use crate::domain::status_rules::NamedPet;
 use crate::domain::{
-    AuditRecord, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetId, PetStatus, Price,
-    Timestamp, like_contains,
+    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetStatus, Price, Timestamp,
+    like_contains,
 };
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 
 pub(super) const COLUMNS: &str =
     "id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
@@ -63,14 +63,8 @@ pub(super) async fn list(c: &impl GenericClient, filter: &OrderFilter, page: Pag
     if let Some(complete) = filter.complete {
         w.and("complete = $?", complete);
     }
-    // Each list is a range of one index: orders_by_complete for the open and the completed,
-    // orders_cancelled for the cancelled and not deleted (migrations/postgres/0006, 0008). A
-    // deleted order is always cancelled, so the other lists never meet one.
-    w.and_sql(if filter.cancelled {
-        "cancelled_at IS NOT NULL AND deleted_at IS NULL"
-    } else {
-        "cancelled_at IS NULL"
-    });
+    // The indexes it walks: migrations/postgres/0006, 0008.
+    w.and_sql(filter.kept_sql());
     if let Some(q) = &filter.q {
         w.and(
             "(customer_name_folded LIKE $? ESCAPE '\\' OR pet_id IN (SELECT id FROM pets WHERE name_folded LIKE $? ESCAPE '\\'))",
@@ -92,18 +86,16 @@ pub(super) async fn list(c: &impl GenericClient, filter: &OrderFilter, page: Pag
 /// The order, unless there is none or it was deleted (`DELETE /store/orders/{id}`): the
 /// API answers `not_found` for both, while the row stays for the shop's records.
 pub(super) async fn get(c: &impl GenericClient, id: OrderId) -> Result<Order> {
-    let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1 AND deleted_at IS NULL");
-    c.query_opt(&c.prepare_cached(&sql).await.map_err(pg)?, &[&id.get()])
-        .await
-        .map_err(pg)?
-        .map(|r| from_row(&r, 0))
-        .transpose()?
-        .ok_or_else(|| Error::not_found(OrderId::WHAT, id.get()))
+    read(c, id, "").await
 }
 
 /// The order's row locked until the transaction `c` ends.
 async fn get_locked(c: &impl GenericClient, id: OrderId) -> Result<Order> {
-    let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1 AND deleted_at IS NULL FOR UPDATE");
+    read(c, id, "FOR UPDATE").await
+}
+
+async fn read(c: &impl GenericClient, id: OrderId, lock: &str) -> Result<Order> {
+    let sql = format!("SELECT {COLUMNS} FROM orders WHERE id = $1 AND deleted_at IS NULL {lock}");
     c.query_opt(&c.prepare_cached(&sql).await.map_err(pg)?, &[&id.get()])
         .await
         .map_err(pg)?
@@ -112,18 +104,54 @@ async fn get_locked(c: &impl GenericClient, id: OrderId) -> Result<Order> {
         .ok_or_else(|| Error::not_found(OrderId::WHAT, id.get()))
 }
 
-/// The order's own fields as bound parameters after the pet and the quantity: ship date,
-/// complete, created at, completed at, customer name (and folded), phone, note.
-fn own_fields(new: &NewOrder, now: Timestamp) -> [Option<String>; 7] {
-    [
-        new.ship_date_at(now).map(|t| t.to_string()),
-        new.completed_at(now).map(|t| t.to_string()),
-        new.customer_name.as_ref().map(|n| n.as_str().to_owned()),
-        new.customer_name.as_ref().map(|n| n.folded()),
-        new.customer_phone.as_ref().map(|p| p.as_str().to_owned()),
-        new.note.as_ref().map(|n| n.as_str().to_owned()),
-        new.placed_at.map(|t| t.to_string()),
-    ]
+/// A new order's row as bound parameters, the same for both ways of placing it: $1 the
+/// pet, $2 the quantity, $3 when (created, and the stock's change), $4 complete, then ship
+/// date, completed at, customer name (and folded), phone, note, placed at ($5 to $11).
+struct NewRow {
+    pet: i64,
+    quantity: i64,
+    at: String,
+    complete: bool,
+    own: [Option<String>; 7],
+}
+
+impl NewRow {
+    fn of(new: &NewOrder, at: Timestamp) -> Self {
+        let own = [
+            new.ship_date_at(at).map(|t| t.to_string()),
+            new.completed_at(at).map(|t| t.to_string()),
+            new.customer_name.as_ref().map(|n| n.as_str().to_owned()),
+            new.customer_name.as_ref().map(|n| n.folded()),
+            new.customer_phone.as_ref().map(|p| p.as_str().to_owned()),
+            new.note.as_ref().map(|n| n.as_str().to_owned()),
+            new.placed_at.map(|t| t.to_string()),
+        ];
+        Self {
+            pet: new.pet_id.get(),
+            quantity: new.quantity.get(),
+            at: at.to_string(),
+            complete: new.complete,
+            own,
+        }
+    }
+
+    /// On the stack: the one-statement order is the hot write.
+    fn params(&self) -> [&(dyn ToSql + Sync); 11] {
+        let [ship, completed, name, folded, phone, note, placed] = &self.own;
+        [
+            &self.pet,
+            &self.quantity,
+            &self.at,
+            &self.complete,
+            ship,
+            completed,
+            name,
+            folded,
+            phone,
+            note,
+            placed,
+        ]
+    }
 }
 
 /// What the one-statement order came to.
@@ -156,34 +184,16 @@ pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result
                SELECT NULL, NULL, status, stock, name FROM pets
                WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM taken)";
     let now = Timestamp::now();
-    let [ship, completed, name, folded, phone, note, placed] = own_fields(new, now);
-    let row = c
-        .query_opt(
-            &c.prepare_cached(sql).await.map_err(pg)?,
-            &[
-                &new.pet_id.get(),
-                &new.quantity.get(),
-                &now.to_string(),
-                &new.complete,
-                &ship,
-                &completed,
-                &name,
-                &folded,
-                &phone,
-                &note,
-                &placed,
-            ],
-        )
-        .await
-        .map_err(pg)?;
-    let Some(row) = row else { return Ok(Fast::Refused(no_such_pet(new.pet_id))) };
+    let bound = NewRow::of(new, now);
+    let row = c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &bound.params()).await.map_err(pg)?;
+    let Some(row) = row else { return Ok(Fast::Refused(order_plan::no_such_pet(new.pet_id))) };
     if let Some(id) = col::<Option<OrderId>>(&row, 0)? {
         return Ok(Fast::Placed(new.placed(id, now, col(&row, 1)?)));
     }
     let (status, stock, name): (PetStatus, i64, String) = (col(&row, 2)?, col(&row, 3)?, col(&row, 4)?);
     let pet = NamedPet { id: new.pet_id, name: &name };
     let quantity = new.quantity.get();
-    Ok(match ensure_available(pet, status).and_then(|()| ensure_stock(pet, stock, quantity)) {
+    Ok(match order_plan::ensure_orderable(pet, status, stock, quantity) {
         Err(refused) => Fast::Refused(refused),
         // Enough stock and available, yet not taken: the last of it, or changed meanwhile.
         Ok(()) => Fast::Undecided,
@@ -194,148 +204,85 @@ pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result
 /// transaction `c`, with the pet's row locked. With `complete` it is a counter sale,
 /// placed and completed in one step. Every refusal comes before any write.
 pub(super) async fn place(c: &impl GenericClient, new: &NewOrder) -> Result<Order> {
-    let pet = stock_row(c, new.pet_id).await?.ok_or_else(|| no_such_pet(new.pet_id))?;
-    ensure_available(pet.named(), pet.status)?;
-    let quantity = new.quantity.get();
-    ensure_stock(pet.named(), pet.stock, quantity)?;
-
-    let now = Timestamp::now();
-    let [ship, completed, name, folded, phone, note, placed] = own_fields(new, now);
-    let sql = "INSERT INTO orders (pet_id, quantity, complete, created_at, unit_price_cents, ship_date,
-                                   completed_at, customer_name, customer_name_folded, customer_phone, note, placed_at)
+    let placing = order_plan::place(new, stock_row(c, new.pet_id).await?.as_ref(), Timestamp::now())?;
+    let sql =
+        "INSERT INTO orders (pet_id, quantity, created_at, complete, ship_date, completed_at, customer_name,
+                                   customer_name_folded, customer_phone, note, placed_at, unit_price_cents)
                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id";
-    let row = c
-        .query_one(
-            &c.prepare_cached(sql).await.map_err(pg)?,
-            &[
-                &new.pet_id.get(),
-                &quantity,
-                &new.complete,
-                &now.to_string(),
-                &pet.price.map(Price::cents),
-                &ship,
-                &completed,
-                &name,
-                &folded,
-                &phone,
-                &note,
-                &placed,
-            ],
-        )
-        .await
-        .map_err(pg)?;
-    let id: OrderId = col(&row, 0)?;
-    set_stock(c, new.pet_id, &pet, pet.stock - quantity, StockEvent::Taken).await?;
-    Ok(new.placed(id, now, pet.price))
-}
-
-fn no_such_pet(pet: PetId) -> Error {
-    Error::new(ErrorCode::InvalidReference, format!("petId {pet} names no pet"))
+    let bound = NewRow::of(new, placing.at);
+    let price = placing.unit_price.map(Price::cents);
+    let params: Vec<&(dyn ToSql + Sync)> = bound.params().into_iter().chain([&price as _]).collect();
+    let row = c.query_one(&c.prepare_cached(sql).await.map_err(pg)?, &params).await.map_err(pg)?;
+    write_stock(c, &placing.stock).await?;
+    Ok(placing.order(new, col(&row, 0)?))
 }
 
 /// Changes an open order's quantity or ship date, or completes it; or reopens a completed
-/// one (`complete: false`). The order's row is locked first, then its pet's (always in that
-/// order, so two such writes never wait for each other in a circle).
+/// one (`complete: false`).
 pub(super) async fn update(c: &impl GenericClient, id: OrderId, patch: &OrderPatch) -> Result<Order> {
-    if patch.is_empty() {
-        return Err(Error::validation(
-            "the patch changes nothing: give quantity, shipDate, complete, customerName, customerPhone or note",
-        ));
-    }
-    let order = get_locked(c, id).await?;
-    if patch_kind(&order, patch)? == PatchKind::Reopen {
-        let sql = "UPDATE orders SET complete = false, completed_at = NULL WHERE id = $1";
-        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get()]).await.map_err(pg)?;
-        let pet = stock_row(c, order.pet_id).await?.ok_or_else(|| Error::internal("order without pet"))?;
-        set_stock(c, order.pet_id, &pet, pet.stock, StockEvent::Reopened).await?;
-        return get(c, id).await;
-    }
-
-    if let Some(quantity) = patch.quantity {
-        let more = quantity.get() - order.quantity;
-        if more != 0 {
-            let pet =
-                stock_row(c, order.pet_id).await?.ok_or_else(|| Error::internal("order without pet"))?;
-            ensure_stock(pet.named(), pet.stock, more)?;
-            let sql = "UPDATE orders SET quantity = $2 WHERE id = $1";
-            c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &quantity.get()])
-                .await
-                .map_err(pg)?;
-            let change = AuditRecord::order_changed(&order, quantity.get(), -more, pet.stock - more);
-            super::inventory::record(c, &change).await?;
-            let event = if more > 0 { StockEvent::Taken } else { StockEvent::Returned };
-            set_stock(c, order.pet_id, &pet, pet.stock - more, event).await?;
-        }
-    }
-    if let Some(ship_date) = patch.ship_date {
-        let sql = "UPDATE orders SET ship_date = $2 WHERE id = $1";
-        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &ship_date.map(|t| t.to_string())])
-            .await
-            .map_err(pg)?;
-    }
-    if let Some(name) = &patch.customer_name {
-        let sql = "UPDATE orders SET customer_name = $2, customer_name_folded = $3 WHERE id = $1";
-        let (name, folded) = (name.as_ref().map(|n| n.as_str()), name.as_ref().map(|n| n.folded()));
-        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &name, &folded])
-            .await
-            .map_err(pg)?;
-    }
-    if let Some(phone) = &patch.customer_phone {
-        let sql = "UPDATE orders SET customer_phone = $2 WHERE id = $1";
-        let phone = phone.as_ref().map(|p| p.as_str());
-        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &phone]).await.map_err(pg)?;
-    }
-    if let Some(note) = &patch.note {
-        let sql = "UPDATE orders SET note = $2 WHERE id = $1";
-        let note = note.as_ref().map(|n| n.as_str());
-        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &note]).await.map_err(pg)?;
-    }
-    if patch.complete == Some(true) {
-        // Ships when completed unless a date was planned (`domain::shipped_at`).
-        let sql = "UPDATE orders SET complete = true, completed_at = $2, ship_date = coalesce(ship_date, $2) WHERE id = $1";
-        let at = patch.completed_at.unwrap_or_else(Timestamp::now).to_string();
-        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &at]).await.map_err(pg)?;
-        let pet = stock_row(c, order.pet_id).await?.ok_or_else(|| Error::internal("order without pet"))?;
-        set_stock(c, order.pet_id, &pet, pet.stock, StockEvent::Completed).await?;
-    }
-    get(c, id).await
+    order_plan::refuse_empty(patch)?;
+    Ok(change(c, id, OrderChange::Update(patch)).await?.order)
 }
 
 /// Cancels an open order; its quantity returns to stock, and the order is kept, stamped
-/// when.
-/// Answers the cancelled order.
+/// when. Answers the cancelled order.
 pub(super) async fn cancel(c: &impl GenericClient, id: OrderId) -> Result<Order> {
-    let order = get_locked(c, id).await?;
-    ensure_open(&order)?;
-    cancel_open(c, order).await
-}
-
-async fn cancel_open(c: &impl GenericClient, order: Order) -> Result<Order> {
-    let pet = stock_row(c, order.pet_id).await?.ok_or_else(|| Error::internal("order without pet"))?;
-    let now = Timestamp::now();
-    let sql = "UPDATE orders SET cancelled_at = $2 WHERE id = $1";
-    c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&order.id.get(), &now.to_string()])
-        .await
-        .map_err(pg)?;
-    set_stock(c, order.pet_id, &pet, pet.stock + order.quantity, StockEvent::Returned).await?;
-    Ok(Order { cancelled_at: Some(now), ..order })
+    Ok(change(c, id, OrderChange::Cancel).await?.order)
 }
 
 /// Deletes an order as `domain::status_rules::deletion` says: an open one is cancelled
 /// first. The row stays, stamped `deleted_at`, for the shop's records; the API no longer
 /// finds it, and the feed reports it `deleted` (migrations/postgres/0008).
 pub(super) async fn delete(c: &impl GenericClient, id: OrderId) -> Result<()> {
-    let order = get_locked(c, id).await?;
-    if deletion(&order)? == Deletion::CancelAndRemove {
-        cancel_open(c, order).await?;
-    }
-    let sql = "UPDATE orders SET deleted_at = $2 WHERE id = $1";
-    c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &Timestamp::now().to_string()])
-        .await
-        .map_err(pg)?;
-    Ok(())
+    change(c, id, OrderChange::Delete).await.map(drop)
 }
 
+/// Reads order `id` (and its pet, when the change needs it), and writes what
+/// `domain::order_plan` plans, in the plan's order, in the transaction `c`. The order's row
+/// is locked first, then its pet's (always in that order, so two such writes never wait
+/// for each other in a circle).
+async fn change(c: &impl GenericClient, id: OrderId, change: OrderChange<'_>) -> Result<OrderPlan> {
+    let order = get_locked(c, id).await?;
+    let pet = if order_plan::reads_pet(&order, change) { stock_row(c, order.pet_id).await? } else { None };
+    let plan = order_plan::plan(order, change, pet.as_ref(), Timestamp::now())?;
+    let o = &plan.order;
+    if plan.writes_order {
+        let sql = "UPDATE orders SET quantity = $2, ship_date = $3, complete = $4, completed_at = $5, customer_name = $6,
+                                     customer_name_folded = $7, customer_phone = $8, note = $9, cancelled_at = $10
+                   WHERE id = $1";
+        let text = |t: Option<Timestamp>| t.map(|t| t.to_string());
+        c.execute(
+            &c.prepare_cached(sql).await.map_err(pg)?,
+            &[
+                &o.id.get(),
+                &o.quantity,
+                &text(o.ship_date),
+                &o.complete,
+                &text(o.completed_at),
+                &o.customer_name,
+                &plan.customer_name_folded(),
+                &o.customer_phone,
+                &o.note,
+                &text(o.cancelled_at),
+            ],
+        )
+        .await
+        .map_err(pg)?;
+    }
+    if let Some(audit) = &plan.audit {
+        super::inventory::record(c, audit).await?;
+    }
+    if let Some(stock) = &plan.stock {
+        write_stock(c, stock).await?;
+    }
+    if let Some(at) = plan.deleted_at {
+        let sql = "UPDATE orders SET deleted_at = $2 WHERE id = $1";
+        c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&o.id.get(), &at.to_string()])
+            .await
+            .map_err(pg)?;
+    }
+    Ok(plan)
+}
 #[cfg(test)]
 mod tests {
     use crate::domain::PetStatus::*;

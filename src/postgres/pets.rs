@@ -9,11 +9,11 @@ use super::categories;
 use super::paging::{self, Filter, List, limit_offset};
 use super::types::col;
 use super::{pg, violates};
-use crate::domain::like_contains;
 use crate::domain::{
     CategoryId, NewPet, Page, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, Price, Sku, Timestamp,
     duplicate_sku,
 };
+use crate::domain::{like_contains, no_such_category};
 use crate::error::{Error, Result};
 
 pub(super) const COLUMNS: &str =
@@ -34,13 +34,8 @@ pub(super) fn from_row(r: &Row, at: usize) -> Result<Pet> {
     })
 }
 
-/// At most this many ids in one list request: one page's worth.
-const MAX_IDS: usize = Page::MAX_LIMIT as usize;
-
 pub(super) async fn list(c: &impl GenericClient, filter: &PetFilter, page: Page) -> Result<Paged<Pet>> {
-    if filter.ids.len() > MAX_IDS {
-        return Err(Error::invalid_parameter(format!("id may be given at most {MAX_IDS} times")));
-    }
+    filter.check_ids()?;
     let order = match filter.sort {
         PetSort::Id => "id",
         PetSort::IdDesc => "id DESC",
@@ -262,7 +257,7 @@ impl Fields {
 fn on_refused(e: tokio_postgres::Error, new: &NewPet) -> Error {
     match (new.category_id, &new.sku) {
         (Some(id), _) if violates(&e, &SqlState::FOREIGN_KEY_VIOLATION, "pets_category_id_fkey") => {
-            categories::no_such_category(id)
+            no_such_category(id)
         }
         (_, Some(sku)) if violates(&e, &SqlState::UNIQUE_VIOLATION, "pets_by_sku") => duplicate_sku(sku),
         _ => pg(e),

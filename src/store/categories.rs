@@ -2,8 +2,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::filter::{Filter, Source};
 use super::paging;
-use crate::domain::{Category, CategoryId, NewCategory, Page, Paged, Timestamp};
-use crate::error::{Error, ErrorCode, Result};
+use crate::domain::{Category, CategoryId, NewCategory, Page, Paged, Timestamp, no_such_category};
+use crate::error::{Error, Result};
 
 /// The pet count is the kept one (see `counts.rs`), not a count of the category's pets.
 const COLUMNS: &str = "c.id, c.name, c.description,
@@ -35,11 +35,7 @@ pub(super) fn get(conn: &Connection, id: CategoryId) -> Result<Category> {
 pub(super) fn ensure_exists(conn: &Connection, id: Option<CategoryId>) -> Result<()> {
     let Some(id) = id else { return Ok(()) };
     let found = conn.prepare_cached("SELECT 1 FROM categories WHERE id = ?1")?.exists([id])?;
-    if found {
-        Ok(())
-    } else {
-        Err(Error::new(ErrorCode::InvalidReference, format!("categoryId {id} names no category")))
-    }
+    if found { Ok(()) } else { Err(no_such_category(id)) }
 }
 
 pub(super) fn create(conn: &Connection, new: &NewCategory) -> Result<Category> {
@@ -72,10 +68,7 @@ pub(super) fn replace(conn: &Connection, id: CategoryId, new: &NewCategory) -> R
 pub(super) fn delete(conn: &Connection, id: CategoryId) -> Result<()> {
     let category = get(conn, id)?;
     if category.pet_count > 0 {
-        return Err(Error::conflict(
-            ErrorCode::CategoryInUse,
-            format!("category {id} still has {} pet(s); move or delete them first", category.pet_count),
-        ));
+        return Err(category.in_use());
     }
     conn.execute("DELETE FROM categories WHERE id = ?1", [id])?;
     Ok(())
@@ -85,10 +78,7 @@ pub(super) fn delete(conn: &Connection, id: CategoryId) -> Result<()> {
 /// case-insensitive"; its violation becomes the precise conflict.
 fn on_duplicate_name(e: rusqlite::Error, new: &NewCategory) -> Error {
     match e.sqlite_error_code() {
-        Some(rusqlite::ErrorCode::ConstraintViolation) => Error::conflict(
-            ErrorCode::DuplicateName,
-            format!("a category named {:?} already exists", new.name.as_str()),
-        ),
+        Some(rusqlite::ErrorCode::ConstraintViolation) => new.duplicate_name(),
         _ => Error::from(e),
     }
 }

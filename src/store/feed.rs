@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, params};
 
-use crate::domain::{FeedBounds, FeedChange, FeedPage, Timestamp};
+use crate::domain::{FeedBounds, FeedChange, FeedPage, Timestamp, purge_through};
 use crate::error::Result;
 
 /// Rows removed by one purge transaction: the writer's other work waits for no more.
@@ -37,9 +37,9 @@ pub(super) fn since(conn: &Connection, since: u64, limit: u32) -> Result<FeedPag
     Ok(FeedPage::after(since, changes))
 }
 
-/// Removes up to [`PURGE_BATCH`] of the oldest changes made before `before`, and moves the
-/// horizon past them; answers how many it removed. The newest row always stays: the next
-/// number is the largest plus one (see migration 0008).
+/// Removes up to [`PURGE_BATCH`] of the oldest changes made before `before`, never the
+/// newest (`domain::purge_through` decides; the next number is the largest plus one, see
+/// migration 0008), and moves the horizon past them; answers how many it removed.
 pub(super) fn purge(tx: &Connection, before: Timestamp) -> Result<u64> {
     let (old, newest): (Option<i64>, Option<i64>) = tx.query_row(
         // Among the oldest rows only: those before `before` are a prefix of the feed (its
@@ -49,8 +49,7 @@ pub(super) fn purge(tx: &Connection, before: Timestamp) -> Result<u64> {
         params![before, PURGE_BATCH],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let (Some(old), Some(newest)) = (old, newest) else { return Ok(0) };
-    let through = old.min(newest - 1);
+    let Some(through) = purge_through(old, newest) else { return Ok(0) };
     let removed = tx.execute("DELETE FROM changes WHERE seq <= ?1", [through])?;
     if removed > 0 {
         tx.execute(

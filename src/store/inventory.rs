@@ -4,8 +4,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::counts;
 use super::filter::{Filter, Source};
 use super::paging::{self, KeptList};
-use super::status_rules::{StockEvent, set_stock, stock_row};
-use crate::domain::status_rules::adjusted;
+use super::status_rules::{stock_row, write_stock};
+use crate::domain::stock_plan::StockPlan;
 use crate::domain::{
     AuditRecord, InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged,
     PetId, StockEntry, StockLevel, Timestamp, history_sql,
@@ -26,12 +26,7 @@ fn from_row(r: &Row<'_>) -> rusqlite::Result<InventoryItem> {
 
 /// Stock of every pet, lowest first (what staff reorder first).
 pub(super) fn list(conn: &Connection, filter: &InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {
-    if filter.below_quantity.is_some_and(|b| !(0..=StockLevel::MAX + 1).contains(&b)) {
-        return Err(Error::invalid_parameter(format!(
-            "belowQuantity must be between 0 and {}",
-            StockLevel::MAX + 1
-        )));
-    }
+    filter.check()?;
     let mut w = Filter::default();
     // `+status`: not a column an index may look up, so SQLite walks the stock-order index
     // (which carries the status) instead of taking every pet of the status from a status
@@ -64,16 +59,8 @@ pub(super) fn get(conn: &Connection, pet: PetId) -> Result<InventoryItem> {
 /// Sets the count; a change is recorded in the audit trail like an adjustment, so the
 /// history explains every count staff made.
 pub(super) fn set(conn: &Connection, pet: PetId, quantity: StockLevel) -> Result<InventoryItem> {
-    let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
-    let delta = quantity.get() - current.stock;
-    if delta != 0 {
-        record(
-            conn,
-            &AuditRecord::counted(pet, delta, format!("stock set to {}", quantity.get()), quantity.get()),
-        )?;
-    }
-    set_stock(conn, pet, &current, quantity.get(), StockEvent::Counted)?;
-    get(conn, pet)
+    let plan = StockPlan::count(pet, stock_row(conn, pet)?.as_ref(), quantity, Timestamp::now())?;
+    carry_out(conn, &plan)
 }
 
 pub(super) fn adjust(
@@ -81,12 +68,17 @@ pub(super) fn adjust(
     pet: PetId,
     adjustment: &NewInventoryAdjustment,
 ) -> Result<InventoryItem> {
-    let current = stock_row(conn, pet)?.ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))?;
-    let delta = adjustment.delta.get();
-    let after = adjusted(current.named(), current.stock, delta)?;
-    record(conn, &AuditRecord::counted(pet, delta, adjustment.reason.as_str(), after))?;
-    set_stock(conn, pet, &current, after, StockEvent::Counted)?;
-    get(conn, pet)
+    let plan = StockPlan::adjust(pet, stock_row(conn, pet)?.as_ref(), adjustment, Timestamp::now())?;
+    carry_out(conn, &plan)
+}
+
+/// Writes staff's count as `domain::stock_plan` planned it; answers the item as it now is.
+fn carry_out(conn: &Connection, plan: &StockPlan) -> Result<InventoryItem> {
+    if let Some(audit) = &plan.audit {
+        record(conn, audit)?;
+    }
+    write_stock(conn, &plan.stock)?;
+    get(conn, plan.stock.pet)
 }
 
 /// Writes `r` into the audit trail.

@@ -8,7 +8,7 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::{Snapshot, Store};
 use crate::api_key::{self, IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope};
 use crate::domain::{Name, Timestamp};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 
 impl Store {
     /// Makes a new key named `name` with a fresh 256-bit secret.
@@ -110,7 +110,7 @@ fn get(conn: &Connection, name: &str) -> Result<KeyInfo> {
     conn.prepare_cached(&format!("SELECT {COLUMNS} FROM api_keys WHERE name = ?1"))?
         .query_row([name], from_row)
         .optional()?
-        .ok_or_else(|| Error::new(ErrorCode::NotFound, format!("there is no API key named {name:?}")))
+        .ok_or_else(|| api_key::no_such_key(name))
 }
 
 fn find(conn: &Connection, hash: &[u8; 32]) -> Result<KeyMatch> {

@@ -3,14 +3,12 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::filter::{Filter, Source};
 use super::paging;
-use super::status_rules::{StockEvent, set_stock, stock_row};
-use crate::domain::status_rules::{
-    Deletion, PatchKind, deletion, ensure_available, ensure_open, ensure_stock, patch_kind,
-};
+use super::status_rules::{stock_row, write_stock};
+use crate::domain::order_plan::{self, OrderChange, OrderPlan};
 use crate::domain::{
-    AuditRecord, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, Timestamp, like_contains,
+    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, Timestamp, like_contains,
 };
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 
 pub(super) const COLUMNS: &str =
     "id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
@@ -45,17 +43,8 @@ pub(super) fn list(conn: &Connection, filter: &OrderFilter, page: Page) -> Resul
     if let Some(complete) = filter.complete {
         w.and("complete = ?", [Value::Integer(complete.into())]);
     }
-    // Each list is a range of one index: orders_by_complete for the open and the completed,
-    // orders_cancelled for the cancelled and not deleted (migrations/sqlite/0010, 0012). A
-    // deleted order is always cancelled, so the other lists never meet one.
-    w.and(
-        if filter.cancelled {
-            "cancelled_at IS NOT NULL AND deleted_at IS NULL"
-        } else {
-            "cancelled_at IS NULL"
-        },
-        [],
-    );
+    // The indexes it walks: migrations/sqlite/0010, 0012.
+    w.and(filter.kept_sql(), []);
     if let Some(q) = &filter.q {
         let like = Value::Text(like_contains(&q.folded()));
         w.and(
@@ -86,18 +75,10 @@ pub(super) fn get(conn: &Connection, id: OrderId) -> Result<Order> {
 /// Places an order, taking its quantity from stock at once (a reservation). With
 /// `complete` it is a counter sale, placed and completed in one step.
 pub(super) fn place(conn: &Connection, new: &NewOrder) -> Result<Order> {
-    let pet = stock_row(conn, new.pet_id)?.ok_or_else(|| {
-        Error::new(ErrorCode::InvalidReference, format!("petId {} names no pet", new.pet_id))
-    })?;
-    ensure_available(pet.named(), pet.status)?;
-    let quantity = new.quantity.get();
-    ensure_stock(pet.named(), pet.stock, quantity)?;
-
-    let now = Timestamp::now();
-    let id = insert(conn, None, new, now, pet.price)?;
-    set_stock(conn, new.pet_id, &pet, pet.stock - quantity, StockEvent::Taken)?;
-    // What was just stored, without reading it back (every order comes this way).
-    Ok(new.placed(id, now, pet.price))
+    let placing = order_plan::place(new, stock_row(conn, new.pet_id)?.as_ref(), Timestamp::now())?;
+    let id = insert(conn, None, new, placing.at, placing.unit_price)?;
+    write_stock(conn, &placing.stock)?;
+    Ok(placing.order(new, id))
 }
 
 /// `new` stored as order `id` as it is: no rule checked, no stock taken. A till's record
@@ -143,88 +124,57 @@ fn insert(
 /// Changes an open order's quantity or ship date, or completes it; or reopens a
 /// completed one (`complete: false`).
 pub(super) fn update(conn: &Connection, id: OrderId, patch: &OrderPatch) -> Result<Order> {
-    if patch.is_empty() {
-        return Err(Error::validation(
-            "the patch changes nothing: give quantity, shipDate, complete, customerName, customerPhone or note",
-        ));
-    }
-    let order = get(conn, id)?;
-    if patch_kind(&order, patch)? == PatchKind::Reopen {
-        conn.execute("UPDATE orders SET complete = 0, completed_at = NULL WHERE id = ?1", [id])?;
-        let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
-        set_stock(conn, order.pet_id, &pet, pet.stock, StockEvent::Reopened)?;
-        return get(conn, id);
-    }
-
-    if let Some(quantity) = patch.quantity {
-        let more = quantity.get() - order.quantity;
-        if more != 0 {
-            let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
-            ensure_stock(pet.named(), pet.stock, more)?;
-            conn.execute("UPDATE orders SET quantity = ?2 WHERE id = ?1", params![id, quantity.get()])?;
-            let change = AuditRecord::order_changed(&order, quantity.get(), -more, pet.stock - more);
-            super::inventory::record(conn, &change)?;
-            let event = if more > 0 { StockEvent::Taken } else { StockEvent::Returned };
-            set_stock(conn, order.pet_id, &pet, pet.stock - more, event)?;
-        }
-    }
-    if let Some(ship_date) = patch.ship_date {
-        conn.execute("UPDATE orders SET ship_date = ?2 WHERE id = ?1", params![id, ship_date])?;
-    }
-    if let Some(name) = &patch.customer_name {
-        conn.execute(
-            "UPDATE orders SET customer_name = ?2, customer_name_folded = ?3 WHERE id = ?1",
-            params![id, name.as_ref().map(|n| n.as_str()), name.as_ref().map(|n| n.folded())],
-        )?;
-    }
-    if let Some(phone) = &patch.customer_phone {
-        conn.execute(
-            "UPDATE orders SET customer_phone = ?2 WHERE id = ?1",
-            params![id, phone.as_ref().map(|p| p.as_str())],
-        )?;
-    }
-    if let Some(note) = &patch.note {
-        conn.execute(
-            "UPDATE orders SET note = ?2 WHERE id = ?1",
-            params![id, note.as_ref().map(|n| n.as_str())],
-        )?;
-    }
-    if patch.complete == Some(true) {
-        // Ships when completed unless a date was planned (`domain::shipped_at`).
-        conn.execute(
-            "UPDATE orders SET complete = 1, completed_at = ?2, ship_date = coalesce(ship_date, ?2) WHERE id = ?1",
-            params![id, patch.completed_at.unwrap_or_else(Timestamp::now)],
-        )?;
-        let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
-        set_stock(conn, order.pet_id, &pet, pet.stock, StockEvent::Completed)?;
-    }
-    get(conn, id)
+    order_plan::refuse_empty(patch)?;
+    Ok(change(conn, id, OrderChange::Update(patch))?.order)
 }
 
 /// Cancels an open order; its quantity returns to stock, and the order is kept, stamped
 /// when. Answers the cancelled order.
 pub(super) fn cancel(conn: &Connection, id: OrderId) -> Result<Order> {
-    let order = get(conn, id)?;
-    ensure_open(&order)?;
-    cancel_open(conn, order)
-}
-
-fn cancel_open(conn: &Connection, order: Order) -> Result<Order> {
-    let pet = stock_row(conn, order.pet_id)?.ok_or_else(|| Error::internal("order without pet"))?;
-    let now = Timestamp::now();
-    conn.execute("UPDATE orders SET cancelled_at = ?2 WHERE id = ?1", params![order.id, now])?;
-    set_stock(conn, order.pet_id, &pet, pet.stock + order.quantity, StockEvent::Returned)?;
-    Ok(Order { cancelled_at: Some(now), ..order })
+    Ok(change(conn, id, OrderChange::Cancel)?.order)
 }
 
 /// Deletes an order as `domain::status_rules::deletion` says: an open one is cancelled
 /// first. The row stays, stamped `deleted_at`, for the shop's records; the API no longer
 /// finds it, and the feed reports it `deleted` (migrations/sqlite/0012).
 pub(super) fn delete(conn: &Connection, id: OrderId) -> Result<()> {
+    change(conn, id, OrderChange::Delete).map(drop)
+}
+
+/// Reads order `id` (and its pet, when the change needs it), and writes what
+/// `domain::order_plan` plans, in the plan's order.
+fn change(conn: &Connection, id: OrderId, change: OrderChange<'_>) -> Result<OrderPlan> {
     let order = get(conn, id)?;
-    if deletion(&order)? == Deletion::CancelAndRemove {
-        cancel_open(conn, order)?;
+    let pet = if order_plan::reads_pet(&order, change) { stock_row(conn, order.pet_id)? } else { None };
+    let plan = order_plan::plan(order, change, pet.as_ref(), Timestamp::now())?;
+    let o = &plan.order;
+    if plan.writes_order {
+        conn.prepare_cached(
+            "UPDATE orders SET quantity = ?2, ship_date = ?3, complete = ?4, completed_at = ?5, customer_name = ?6,
+                               customer_name_folded = ?7, customer_phone = ?8, note = ?9, cancelled_at = ?10
+             WHERE id = ?1",
+        )?
+        .execute(params![
+            o.id,
+            o.quantity,
+            o.ship_date,
+            o.complete,
+            o.completed_at,
+            o.customer_name,
+            plan.customer_name_folded(),
+            o.customer_phone,
+            o.note,
+            o.cancelled_at,
+        ])?;
     }
-    conn.execute("UPDATE orders SET deleted_at = ?2 WHERE id = ?1", params![id, Timestamp::now()])?;
-    Ok(())
+    if let Some(audit) = &plan.audit {
+        super::inventory::record(conn, audit)?;
+    }
+    if let Some(stock) = &plan.stock {
+        write_stock(conn, stock)?;
+    }
+    if let Some(at) = plan.deleted_at {
+        conn.execute("UPDATE orders SET deleted_at = ?2 WHERE id = ?1", params![o.id, at])?;
+    }
+    Ok(plan)
 }

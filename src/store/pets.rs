@@ -35,9 +35,6 @@ pub(super) fn price(r: &Row<'_>, at: usize) -> rusqlite::Result<Option<Price>> {
         .map_err(|e| rusqlite::Error::FromSqlConversionFailure(at, rusqlite::types::Type::Integer, e.into()))
 }
 
-/// At most this many ids in one list request: one page's worth.
-const MAX_IDS: usize = Page::MAX_LIMIT as usize;
-
 /// Up to this many rows in, a page without a search is a short walk along an index.
 const SHORT_WALK: u32 = 1_000;
 
@@ -55,9 +52,7 @@ pub(super) fn list(
     filter: &PetFilter,
     page: Page,
 ) -> Result<Paged<Pet>> {
-    if filter.ids.len() > MAX_IDS {
-        return Err(Error::invalid_parameter(format!("id may be given at most {MAX_IDS} times")));
-    }
+    filter.check_ids()?;
     let (w, order) = list_query(filter);
     // By ids or by barcode: at most a page of look-ups by key.
     if !filter.ids.is_empty() || filter.sku.is_some() {
