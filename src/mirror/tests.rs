@@ -12,6 +12,7 @@ use crate::Petstore;
 use crate::api::KeyRing;
 use crate::client::ClientConfig;
 use crate::domain::*;
+use crate::engine::Keys;
 use crate::engine::{Database, Served};
 use crate::server::{Application, ServerConfig};
 

@@ -8,29 +8,9 @@ use tokio::sync::broadcast;
 
 use super::{PgStore, changes, exports, feed, imports, pg, seed};
 use crate::admission::WriteAdmission;
-use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::domain::*;
-use crate::engine::{Change, Exports, Feed, Imports, Keys, SeedReport, Seeding};
+use crate::engine::{Change, Exports, Feed, Imports, SeedReport, Seeding};
 use crate::error::Result;
-
-#[async_trait]
-impl Keys for PgStore {
-    async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
-        PgStore::find_key(self, hash).await
-    }
-    async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
-        PgStore::create_key(self, name, scope).await
-    }
-    async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
-        PgStore::list_keys(self).await
-    }
-    async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
-        PgStore::revoke_key(self, name).await
-    }
-    async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
-        PgStore::rotate_key(self, name).await
-    }
-}
 
 #[async_trait]
 impl Feed for PgStore {

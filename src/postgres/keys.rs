@@ -3,6 +3,7 @@
 //! their ASCII letters (SQLite's `COLLATE NOCASE`), which the statements below spell
 //! `lower(name COLLATE "C")`, the expression of the unique index.
 
+use async_trait::async_trait;
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
@@ -12,6 +13,7 @@ use super::{PgStore, pg, violates};
 use crate::admission::WriteAdmission;
 use crate::api_key::{self, IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope};
 use crate::domain::{Name, Timestamp};
+use crate::engine::Keys;
 use crate::error::{Error, Result};
 
 const COLUMNS: &str = "name, scope, prefix, created_at, rotated_at, revoked_at";
@@ -27,8 +29,9 @@ fn from_row(r: &Row) -> Result<KeyInfo> {
     })
 }
 
-impl PgStore {
-    pub async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
+#[async_trait]
+impl Keys for PgStore {
+    async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
         let secret = api_key::generate();
         let conn = self.client().await?;
         let c = &*conn;
@@ -62,7 +65,7 @@ impl PgStore {
         Ok(IssuedKey { key: get(c, name.as_str()).await?, secret: secret.into() })
     }
 
-    pub async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
+    async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
         let conn = self.client().await?;
         let c = &*conn;
         let sql = format!("SELECT {COLUMNS} FROM api_keys ORDER BY lower(name COLLATE \"C\"), id");
@@ -70,7 +73,7 @@ impl PgStore {
         rows.iter().map(from_row).collect()
     }
 
-    pub async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
+    async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
         let conn = self.client().await?;
         let c = &*conn;
         let sql = format!(
@@ -90,7 +93,7 @@ impl PgStore {
         }
     }
 
-    pub async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
+    async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
         let secret = api_key::generate();
         let conn = self.client().await?;
         let c = &*conn;
@@ -122,7 +125,7 @@ impl PgStore {
     /// The key whose secret hashes to `hash`: one indexed statement in autocommit, so it
     /// reads what is committed now, on any replica. (Looking a hash up through an index
     /// is not a constant-time comparison and need not be; see `src/store/keys.rs`.)
-    pub async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
+    async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
         let conn = self.client().await?;
         let c = &*conn;
         let sql = "SELECT name, scope, revoked_at IS NOT NULL, id FROM api_keys WHERE hash = $1";

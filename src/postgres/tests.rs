@@ -14,7 +14,7 @@ use super::*;
 use crate::api::parse_body;
 use crate::api_key::{KeyMatch, Scope};
 use crate::domain::*;
-use crate::engine::{Database, Imports, Petstore, Seeding};
+use crate::engine::{Database, Imports, Keys, Petstore, Seeding};
 use crate::error::ErrorCode;
 use crate::idempotency::IdempotencyKey;
 use crate::store::Store;

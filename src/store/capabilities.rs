@@ -7,29 +7,9 @@ use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
 
 use super::{Change, Store, exports, feed, imports, seed};
-use crate::api_key::{IssuedKey, KeyInfo, KeyMatch, Scope};
 use crate::domain::*;
-use crate::engine::{Exports, Feed, Imports, Keys, SeedReport, Seeding};
+use crate::engine::{Exports, Feed, Imports, SeedReport, Seeding};
 use crate::error::Result;
-
-#[async_trait]
-impl Keys for Store {
-    async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
-        Store::find_key(self, hash).await
-    }
-    async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
-        Store::create_key(self, name, scope).await
-    }
-    async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
-        Store::list_keys(self).await
-    }
-    async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
-        Store::revoke_key(self, name).await
-    }
-    async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
-        Store::rotate_key(self, name).await
-    }
-}
 
 #[async_trait]
 impl Feed for Store {

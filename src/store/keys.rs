@@ -3,16 +3,19 @@
 //! [`IssuedKey`] that [`Store::create_key`] or [`Store::rotate_key`] returns, and the client
 //! it was handed to.
 
+use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{Snapshot, Store};
 use crate::api_key::{self, IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope};
 use crate::domain::{Name, Timestamp};
+use crate::engine::Keys;
 use crate::error::{Error, Result};
 
-impl Store {
+#[async_trait]
+impl Keys for Store {
     /// Makes a new key named `name` with a fresh 256-bit secret.
-    pub async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
+    async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
         let secret = api_key::generate();
         let (key, secret) = self
             .write_quietly(move |tx| {
@@ -34,7 +37,7 @@ impl Store {
     }
 
     /// Every key, active and revoked, by name.
-    pub async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
+    async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
         self.read(|conn| {
             let mut stmt =
                 conn.prepare_cached(&format!("SELECT {COLUMNS} FROM api_keys ORDER BY name, id"))?;
@@ -45,7 +48,7 @@ impl Store {
     }
 
     /// Revokes the key named `name`: from this moment no request carrying it is accepted.
-    pub async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
+    async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
         let name = name.to_owned();
         self.write_quietly(move |tx| {
             let changed = tx.execute(
@@ -62,7 +65,7 @@ impl Store {
 
     /// Gives the key named `name` a new secret, same name and scope; the old secret stops
     /// working at once.
-    pub async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
+    async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
         let name = name.to_owned();
         let secret = api_key::generate();
         let (key, secret) = self
@@ -85,7 +88,7 @@ impl Store {
     /// indexed read per request, by key, in a snapshot begun for it (see `engine/readers.rs`): a
     /// key revoked or rotated by another process (the CLI beside a running server) is
     /// refused from its next request on.
-    pub async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
+    async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
         self.inner.engine.read_bounded(Snapshot::Latest, move |conn| find(conn, &hash)).await
     }
 }

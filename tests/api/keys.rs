@@ -9,6 +9,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use petstore::domain::Name;
+use petstore::engine::Keys;
 use petstore::store::{KeyMatch, Scope};
 use petstore::{ErrorCode, Store, api_key};
 use rusqlite::types::ValueRef;

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use petstore::domain::*;
-use petstore::engine::{Database, Feed};
+use petstore::engine::{Database, Feed, Keys};
 use petstore::store::{KeyHolder, KeyMatch, SCHEMA_VERSION};
 use petstore::{Petstore, Store};
 use rusqlite::Connection;

@@ -4,6 +4,7 @@
 //! managed on that server with `petstore-server keys`.
 
 use petstore::domain::Name;
+use petstore::engine::Keys;
 use petstore::store::{IssuedKey, KeyInfo, Scope};
 use tauri::State;
 

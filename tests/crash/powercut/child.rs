@@ -26,6 +26,7 @@ use petstore::Store;
 use petstore::api::KeyRing;
 use petstore::api_key::Scope;
 use petstore::domain::Name;
+use petstore::engine::Keys;
 use petstore::server::{Application, ServerConfig};
 use rusqlite::Connection;
 
