@@ -107,6 +107,26 @@ pub fn service(state: AppState, request_timeout: Duration) -> ApiService {
     ApiService::new(routes, state, request_timeout)
 }
 
+/// Room for one resource as JSON, a pet with some description: `Json` starts with 128
+/// bytes, and a pet (about 190) made its buffer grow on every `GET /pets/{petId}`.
+const ONE_ITEM_BYTES: usize = 256;
+
+/// `value` as JSON, as `Json` answers it, written into a buffer sized for one resource.
+fn json<T: serde::Serialize>(value: &T) -> axum::response::Response {
+    use axum::http::{HeaderValue, header::CONTENT_TYPE};
+    use axum::response::IntoResponse;
+    let mut body = Vec::with_capacity(ONE_ITEM_BYTES);
+    match serde_json::to_writer(&mut body, value) {
+        Ok(()) => {
+            let mut response = axum::response::Response::new(axum::body::Body::from(body));
+            response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            response
+        }
+        // What `Json` does with a value that does not serialize (none of ours).
+        Err(_) => axum::Json(value).into_response(),
+    }
+}
+
 /// `201 Created` with `Location` and the new resource.
 fn created<T: serde::Serialize>(location: String, body: T) -> axum::response::Response {
     use axum::response::IntoResponse;

@@ -40,8 +40,8 @@ async fn create(State(s): State<AppState>, JsonBody(new): JsonBody<NewPet>) -> A
     Ok(super::created(format!("/pets/{}", pet.id), pet))
 }
 
-async fn get(State(s): State<AppState>, PathId(id): PathId<PetId>) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.engine.get_pet(id).await?))
+async fn get(State(s): State<AppState>, PathId(id): PathId<PetId>) -> ApiResult<Response> {
+    Ok(super::json(&s.engine.get_pet(id).await?))
 }
 
 async fn replace(

@@ -431,6 +431,19 @@ mod tests {
         assert_eq!(value(&readers, Snapshot::Kept).await, 2);
     }
 
+    /// Reads by id at 100,000 pets missed each reader's own page cache and copied their
+    /// page with `pread` (see `connection::READ_MAP_BYTES`); a build of SQLite without
+    /// memory maps, or a connection opened without one, would silently go back to that.
+    #[tokio::test]
+    async fn readers_read_the_file_through_a_memory_map() {
+        let (_dir, _other, readers) = setup(LONG);
+        let mapped: i64 = readers
+            .read_bounded(Snapshot::Kept, |conn| Ok(conn.query_row("PRAGMA mmap_size", [], |r| r.get(0))?))
+            .await
+            .unwrap();
+        assert_eq!(mapped, connection::READ_MAP_BYTES);
+    }
+
     #[tokio::test]
     async fn a_read_outside_a_snapshot_runs_in_none() {
         let (_dir, _other, readers) = setup(LONG);
