@@ -1,6 +1,7 @@
-//! The PostgreSQL store's capabilities besides the shop (`shop.rs`): its named keys, its
-//! change feed, the exports' pages, the pet import and the demo data, each a statement or
-//! a transaction on a pooled connection around the functions of its resource module.
+//! The PostgreSQL store's capabilities besides the shop (`shop.rs`) and its named keys
+//! (`keys.rs`): its change feed, the exports' pages, the pet import and the demo data, each
+//! a statement or a transaction on a pooled connection around the functions of its
+//! resource module.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
