@@ -124,9 +124,12 @@ pub trait Feed: Send + Sync {
     /// is the one process that writes there).
     fn subscribe(&self) -> broadcast::Receiver<Change>;
 
-    /// Notices for feed followers: something was committed and, on PostgreSQL, numbered in
-    /// the feed (on SQLite a commit is numbered as it commits: the same as `subscribe`).
-    fn feed_notices(&self) -> broadcast::Receiver<Change>;
+    /// Notices for feed followers: something was committed and numbered in the feed. A
+    /// feed that numbers each change as it commits (SQLite's, the till's mirror's) gives
+    /// the same notices as `subscribe`; PostgreSQL numbers changes just after their commit.
+    fn feed_notices(&self) -> broadcast::Receiver<Change> {
+        self.subscribe()
+    }
     /// Where the change feed begins (past what was purged) and ends (its last change).
     async fn feed_bounds(&self) -> Result<FeedBounds>;
     /// Up to `limit` changes of the feed after `since`, in order; `410 gone` if `since` is

@@ -67,9 +67,6 @@ impl Feed for Mirror {
     fn subscribe(&self) -> broadcast::Receiver<Change> {
         Mirror::subscribe(self)
     }
-    fn feed_notices(&self) -> broadcast::Receiver<Change> {
-        Mirror::subscribe(self)
-    }
     async fn feed_bounds(&self) -> Result<FeedBounds> {
         self.store().feed_bounds().await
     }

@@ -16,9 +16,6 @@ impl Feed for Store {
     fn subscribe(&self) -> broadcast::Receiver<Change> {
         Store::subscribe(self)
     }
-    fn feed_notices(&self) -> broadcast::Receiver<Change> {
-        Store::subscribe(self)
-    }
     async fn feed_bounds(&self) -> Result<FeedBounds> {
         self.read_bounded(feed::bounds).await
     }

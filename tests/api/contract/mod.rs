@@ -25,6 +25,21 @@ use catalogue::*;
 use stock::*;
 use support::{LocalStore, Transcript};
 
+/// Runs `$scenario` on `$backend`, then on a fresh store, and requires the very same
+/// answers of both. Used inside the modules [`on_every_backend`] generates, whose `super`
+/// is this module.
+macro_rules! same_as_the_store {
+    ($backend:expr, $scenario:ident) => {{
+        let mut remote = super::Transcript::default();
+        super::$scenario($backend, &mut remote).await;
+
+        let local = super::LocalStore::new().await;
+        let mut expected = super::Transcript::default();
+        super::$scenario(&*local.store, &mut expected).await;
+        remote.assert_same_as(&expected);
+    }};
+}
+
 /// Generates, for each scenario, `store::<scenario>`, `client::<scenario>`,
 /// `mirror::<scenario>` and `mirror_api::<scenario>`.
 macro_rules! on_every_backend {
@@ -44,13 +59,7 @@ macro_rules! on_every_backend {
                 async fn $scenario() {
                     let app = crate::support::spawn_app().await;
                     let client = petstore::client::Client::new(&app.base_url, crate::support::KEY).unwrap();
-                    let mut remote = super::Transcript::default();
-                    super::$scenario(&client, &mut remote).await;
-
-                    let local = super::LocalStore::new().await;
-                    let mut expected = super::Transcript::default();
-                    super::$scenario(&*local.store, &mut expected).await;
-                    remote.assert_same_as(&expected);
+                    same_as_the_store!(&client, $scenario);
                 }
             )+
         }
@@ -60,13 +69,7 @@ macro_rules! on_every_backend {
                 async fn $scenario() {
                     let app = crate::support::spawn_app().await;
                     let till = super::synced::SyncedMirror::open(&app).await;
-                    let mut remote = super::Transcript::default();
-                    super::$scenario(&till, &mut remote).await;
-
-                    let local = super::LocalStore::new().await;
-                    let mut expected = super::Transcript::default();
-                    super::$scenario(&*local.store, &mut expected).await;
-                    remote.assert_same_as(&expected);
+                    same_as_the_store!(&till, $scenario);
                 }
             )+
         }
@@ -76,13 +79,7 @@ macro_rules! on_every_backend {
                 async fn $scenario() {
                     let app = crate::support::spawn_app().await;
                     let till = super::synced::SyncedMirror::through_local_api(&app).await;
-                    let mut remote = super::Transcript::default();
-                    super::$scenario(&till, &mut remote).await;
-
-                    let local = super::LocalStore::new().await;
-                    let mut expected = super::Transcript::default();
-                    super::$scenario(&*local.store, &mut expected).await;
-                    remote.assert_same_as(&expected);
+                    same_as_the_store!(&till, $scenario);
                 }
             )+
         }
