@@ -98,6 +98,12 @@ pub trait Database: Petstore {
         let _ = moves;
         Ok(0)
     }
+
+    /// The same database, whose writes are `actor`'s: each keeps them on its record (an
+    /// order's `placedBy`, an adjustment's `madeBy`) and in the activity log, in the
+    /// write's own transaction. The API server takes one per request that writes; the
+    /// database itself, unacted, writes as the operator ([`Actor::operator`]).
+    fn acting(&self, actor: Actor) -> Arc<dyn Database>;
 }
 
 /// The named API keys.
@@ -168,6 +174,83 @@ pub trait Imports: Send + Sync {
         create_categories: bool,
         dry_run: bool,
     ) -> Result<ImportReport>;
+}
+
+/// The shop's staff: the members, their PINs' hashes and lockouts, their sessions, and the
+/// activity log. Rows only: `crate::staff` checks PINs (argon2, in constant time) and
+/// `domain::staff` decides who may do what, how long a lockout lasts and that an owner
+/// stays; each engine stores what they decided, in one transaction per call.
+#[async_trait]
+pub trait Staff: Send + Sync {
+    /// Every staff member, active or not, by name.
+    async fn list_staff(&self) -> Result<Vec<StaffMember>>;
+    async fn get_staff(&self, id: StaffId) -> Result<StaffMember>;
+    /// Adds a member; recorded in the activity log as `by`'s.
+    async fn create_staff(&self, new: NewStaffRow, by: &Actor) -> Result<StaffMember>;
+    /// Changes a member; refuses with `last_owner` (`domain::keep_an_owner`, asked inside
+    /// the transaction) a change that would leave the shop no active owner. A new PIN hash
+    /// also ends a lockout.
+    async fn update_staff(&self, id: StaffId, change: StaffChange, by: &Actor) -> Result<StaffMember>;
+    /// The member with their PIN's hash and wrong PINs in a row, for a sign-in.
+    async fn pin_record(&self, id: StaffId) -> Result<PinRecord>;
+    /// Counts a wrong PIN typed at `now` and locks the member for `domain::lock_after` of
+    /// the new count, in one transaction; logs `pin_refused` (and `staff_locked_out`).
+    async fn pin_refused(&self, id: StaffId, now: Timestamp, by: &Actor) -> Result<PinRecord>;
+    /// A right PIN: ends the row of wrong ones, keeps `session` (its token's hash only),
+    /// and logs `signed_in`.
+    async fn sign_in(&self, session: NewSession, by: &Actor) -> Result<()>;
+    /// The session whose token hashes to `token_hash`, if it is still good at `now` and its
+    /// member still active. An approval is used up by the finding: it lets one write through.
+    async fn find_session(&self, token_hash: [u8; 32], now: Timestamp) -> Result<Option<StaffRef>>;
+    /// Ends the session (signing out); ending one that is gone is no error.
+    async fn end_session(&self, token_hash: [u8; 32]) -> Result<()>;
+    /// The log, newest first.
+    async fn list_activity(&self, filter: ActivityFilter, page: Page) -> Result<Paged<ActivityEntry>>;
+}
+
+/// A new staff member as an engine stores it: the PIN already hashed.
+#[derive(Debug, Clone)]
+pub struct NewStaffRow {
+    pub name: Name,
+    pub role: Role,
+    /// The PIN's argon2 hash, as a PHC string (salt and parameters in it).
+    pub pin_hash: String,
+}
+
+/// A change to a staff member as an engine stores it: `None` leaves a field.
+#[derive(Debug, Clone, Default)]
+pub struct StaffChange {
+    pub name: Option<Name>,
+    pub role: Option<Role>,
+    pub pin_hash: Option<String>,
+    pub active: Option<bool>,
+}
+
+/// What a sign-in needs to know of a member.
+#[derive(Debug, Clone)]
+pub struct PinRecord {
+    pub member: StaffMember,
+    /// `None` for the owner an upgrade made, until they set a PIN.
+    pub pin_hash: Option<String>,
+    pub failures: u32,
+}
+
+/// What a session is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionPurpose {
+    /// The member serving at a till, until they sign out or it expires.
+    Shift,
+    /// A manager's approval of one action: used up by the first request that carries it.
+    Approval,
+}
+
+/// A session as an engine keeps it: the hash of its token, never the token.
+#[derive(Debug, Clone)]
+pub struct NewSession {
+    pub token_hash: [u8; 32],
+    pub staff: StaffId,
+    pub purpose: SessionPurpose,
+    pub expires_at: Timestamp,
 }
 
 /// Demo data.

@@ -47,6 +47,19 @@ pub enum ErrorCode {
     /// Too many failed authentications from one client; the response says when to retry.
     RateLimited,
     Internal,
+    /// The staff member signed in may not do what the request asks; the message names the
+    /// permission, and a manager's approval may let the one action through.
+    PermissionDenied,
+    /// A till's key wrote without a staff member signed in: a till acts for its staff.
+    StaffRequired,
+    /// The staff member is deactivated and may not sign in.
+    StaffInactive,
+    /// The PIN typed is not that staff member's.
+    WrongPin,
+    /// Too many wrong PINs in a row: the member may try again when the answer says.
+    StaffLocked,
+    /// The change would leave the shop without an active owner.
+    LastOwner,
     /// Another program (a backup tool, a second server on the same file) held the
     /// database's write lock for longer than the database waits (5 s), or, on PostgreSQL,
     /// another session held a row past the lock limit or a statement ran past its limit
@@ -68,18 +81,18 @@ impl ErrorCode {
         use ErrorCode::*;
         match self {
             InvalidJson | ValidationFailed | InvalidParameter | InvalidReference => 400,
-            Unauthorized => 401,
-            Forbidden => 403,
+            Unauthorized | WrongPin => 401,
+            Forbidden | PermissionDenied | StaffRequired | StaffInactive => 403,
             NotFound => 404,
             MethodNotAllowed => 405,
             RequestTimeout => 408,
             InsufficientStock | PetNotAvailable | OrderCompleted | OrderCancelled | CategoryInUse
-            | PetHasOrders | DuplicateName | DuplicateSku => 409,
+            | PetHasOrders | DuplicateName | DuplicateSku | LastOwner => 409,
             Gone => 410,
             PayloadTooLarge => 413,
             UnsupportedMediaType => 415,
             IdempotencyKeyReused => 422,
-            RateLimited => 429,
+            RateLimited | StaffLocked => 429,
             Internal => 500,
             BadResponse => 502,
             Busy | Unreachable => 503,

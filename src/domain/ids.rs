@@ -61,3 +61,4 @@ id_type!(PetId, "pet");
 id_type!(CategoryId, "category");
 id_type!(OrderId, "order");
 id_type!(AdjustmentId, "adjustment");
+id_type!(StaffId, "staff member");

@@ -3,6 +3,7 @@
 
 #[macro_use]
 mod bounded;
+mod activity;
 mod category;
 mod counter;
 mod csv_cell;
@@ -21,11 +22,13 @@ mod pet;
 mod report;
 mod settings;
 mod shop_days;
+mod staff;
 pub mod status_rules;
 pub mod stock_plan;
 mod text;
 mod time;
 
+pub use activity::{ActivityEntry, ActivityFilter, ActivityKind, NewActivity, Subject};
 pub use category::{Category, NewCategory, no_such_category};
 pub use counter::{CounterAnswer, CounterWrite};
 pub use csv_cell::{defuse, undo_defuse};
@@ -35,7 +38,7 @@ pub use feed::{
     feed_position, purge_through,
 };
 pub use history::{AuditRecord, StockEntry, StockEntryKind, history_sql};
-pub use ids::{AdjustmentId, CategoryId, OrderId, PetId};
+pub use ids::{AdjustmentId, CategoryId, OrderId, PetId, StaffId};
 pub use import::{
     IMPORT_MAX_LINES, IMPORT_REASON, ImportPlan, ImportReport, ImportRow, parse_pets_csv, read_pets_csv,
     refused_at,
@@ -58,6 +61,10 @@ pub use report::{
 };
 pub use settings::{Currency, LowStockBelow, ShopSettings, TimeZone};
 pub use shop_days::{DaySpan, day_spans};
+pub use staff::{
+    Actor, NewStaffMember, PIN_LOCK, PIN_LOCK_MAX, PIN_TRIES, Permission, Pin, Role, StaffMember, StaffPatch,
+    StaffRef, WRONG_PIN_DELAY, keep_an_owner, lock_after,
+};
 pub use text::{
     Description, Name, ONE_TYPO_FROM, Phone, Reason, Sku, fold, fold_sku, like_contains, like_halves,
     like_one_typo, quoted,
@@ -85,6 +92,7 @@ macro_rules! ts_as {
 #[cfg(feature = "ts")]
 ts_as! {
     PetId => "number", CategoryId => "number", OrderId => "number", AdjustmentId => "number",
+    StaffId => "number",
     Quantity => "number", StockLevel => "number", Delta => "number",
     Name => "string", Reason => "string", Description => "string", Timestamp => "string",
     Money => "string", Price => "string", Sku => "string", Phone => "string",

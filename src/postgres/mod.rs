@@ -61,6 +61,7 @@ pub use config::{PgTarget, SessionLimits};
 pub use migrations::PG_SCHEMA_VERSION;
 
 use crate::admission::WriteAdmission;
+use crate::domain::Actor;
 use crate::engine::Change;
 use crate::error::{Error, ErrorCode};
 
@@ -94,6 +95,8 @@ pub enum PgOpenError {
 #[derive(Clone)]
 pub struct PgStore {
     inner: Arc<Inner>,
+    /// Whose writes this handle makes (`Database::acting`); the operator's until told.
+    actor: Arc<Actor>,
 }
 
 struct Inner {
@@ -150,6 +153,7 @@ impl PgStore {
                 notifying,
                 sequencer,
             }),
+            actor: Arc::default(),
         })
     }
 

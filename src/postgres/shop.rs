@@ -4,6 +4,8 @@
 //! write is one transaction that also announces its change (see `changes.rs`), or, for
 //! the common order, one statement (see `orders.rs`).
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -164,5 +166,8 @@ impl Database for PgStore {
             moved += super::idempotency::move_scope(&*client, from, to).await?;
         }
         Ok(moved)
+    }
+    fn acting(&self, actor: Actor) -> Arc<dyn Database> {
+        Arc::new(PgStore { actor: Arc::new(actor), ..self.clone() })
     }
 }

@@ -49,11 +49,14 @@ pub use backup::{RestoreError, Restored, restore};
 pub use engine::{OpenError, SCHEMA_VERSION, migrations};
 pub(crate) use transaction::Transaction;
 
+use crate::domain::Actor;
 use crate::error::Result;
 
 #[derive(Clone)]
 pub struct Store {
     inner: Arc<Inner>,
+    /// Whose writes this handle makes (`Database::acting`); the operator's until told.
+    actor: Arc<Actor>,
 }
 
 struct Inner {
@@ -66,7 +69,7 @@ impl Store {
     /// newer version of Petstore is refused before anything is written to it.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, OpenError> {
         let engine = Engine::open(path.as_ref())?;
-        Ok(Self { inner: Arc::new(Inner { engine, bookmarks: Arc::default() }) })
+        Ok(Self { inner: Arc::new(Inner { engine, bookmarks: Arc::default() }), actor: Arc::default() })
     }
 
     pub fn path(&self) -> &Path {

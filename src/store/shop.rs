@@ -2,6 +2,8 @@
 //! one read or one write transaction around the functions of the resource modules. Its
 //! other capabilities are in `capabilities.rs`.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -118,5 +120,8 @@ impl Database for Store {
     }
     async fn move_idempotency_scopes(&self, moves: Vec<([u8; 32], [u8; 32])>) -> Result<u64> {
         self.write_quietly(move |tx| super::idempotency::move_scopes(tx, &moves)).await
+    }
+    fn acting(&self, actor: Actor) -> Arc<dyn Database> {
+        Arc::new(Store { actor: Arc::new(actor), ..self.clone() })
     }
 }
