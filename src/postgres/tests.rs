@@ -676,3 +676,5 @@ fn a_pool_that_stayed_full_is_busy_not_an_internal_error() {
     let error = no_connection(deadpool_postgres::PoolError::Timeout(deadpool_postgres::TimeoutType::Wait));
     assert_eq!((error.code, error.code.status()), (ErrorCode::Busy, 503), "{}", error.message);
 }
+
+mod staff;
