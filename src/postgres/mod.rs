@@ -28,6 +28,7 @@
 //!   that nobody cancels (its replica was killed) ends by itself, and a backend whose
 //!   client has gone notices within a second.
 
+mod activity;
 mod capabilities;
 mod categories;
 mod changes;
@@ -47,6 +48,7 @@ mod reports;
 mod seed;
 mod settings;
 mod shop;
+mod staff;
 mod stock;
 mod types;
 

@@ -6,7 +6,9 @@ use std::error::Error as StdError;
 use tokio_postgres::Row;
 use tokio_postgres::types::{FromSql, Type};
 
-use crate::domain::{AdjustmentId, CategoryId, OrderId, PetId, PetStatus, Price, Timestamp};
+use crate::domain::{
+    AdjustmentId, CategoryId, Name, OrderId, PetId, PetStatus, Price, Role, StaffId, Timestamp,
+};
 use crate::error::{Error, Result};
 
 type Boxed = Box<dyn StdError + Sync + Send>;
@@ -23,6 +25,24 @@ impl<'a> FromSql<'a> for Timestamp {
 impl<'a> FromSql<'a> for PetStatus {
     fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Self, Boxed> {
         Ok(<&str>::from_sql(ty, raw)?.parse::<PetStatus>()?)
+    }
+    fn accepts(ty: &Type) -> bool {
+        <&str as FromSql>::accepts(ty)
+    }
+}
+
+impl<'a> FromSql<'a> for Role {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Self, Boxed> {
+        Ok(<&str>::from_sql(ty, raw)?.parse::<Role>()?)
+    }
+    fn accepts(ty: &Type) -> bool {
+        <&str as FromSql>::accepts(ty)
+    }
+}
+
+impl<'a> FromSql<'a> for Name {
+    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Self, Boxed> {
+        Ok(Name::parse(<&str>::from_sql(ty, raw)?)?)
     }
     fn accepts(ty: &Type) -> bool {
         <&str as FromSql>::accepts(ty)
@@ -51,7 +71,7 @@ macro_rules! id_from_sql {
     )*};
 }
 
-id_from_sql!(PetId, CategoryId, OrderId, AdjustmentId);
+id_from_sql!(PetId, CategoryId, OrderId, AdjustmentId, StaffId);
 
 /// Column `i` of `row`; a value that does not read is an internal error, not a panic.
 pub(super) fn col<'a, T: FromSql<'a>>(row: &'a Row, i: usize) -> Result<T> {
