@@ -17,8 +17,8 @@ use super::types::col;
 use super::{PgStore, activity, pg, violates};
 use crate::admission::WriteAdmission;
 use crate::domain::{
-    ActivityEntry, ActivityFilter, ActivityKind, Actor, NewActivity, Page, Paged, Role, StaffId, StaffMember,
-    StaffRef, Timestamp, keep_an_owner, lock_after,
+    ActivityEntry, ActivityFilter, ActivityKind, Actor, Name, NewActivity, Page, Paged, Role, StaffId,
+    StaffMember, StaffRef, Timestamp, keep_an_owner, lock_after,
 };
 use crate::engine::{NewSession, NewStaffRow, PinRecord, SessionPurpose, Staff, StaffChange};
 use crate::error::{Error, ErrorCode, Result};
@@ -55,6 +55,11 @@ fn duplicate_name(name: &str) -> Error {
     Error::conflict(ErrorCode::DuplicateName, format!("a staff member named {name:?} already exists"))
 }
 
+/// The key of a name's uniqueness, ignoring case (migrations/postgres/0012).
+fn name_lower(name: &Name) -> String {
+    name.as_str().to_lowercase()
+}
+
 fn staff_subject(kind: ActivityKind, by: &Actor, id: StaffId) -> NewActivity {
     NewActivity::new(kind, by).on("staff", id)
 }
@@ -79,7 +84,7 @@ async fn commit(tx: deadpool_postgres::Transaction<'_>) -> Result<()> {
 impl Staff for PgStore {
     async fn list_staff(&self) -> Result<Vec<StaffMember>> {
         let conn = self.client().await?;
-        let sql = format!("SELECT {COLUMNS} FROM staff ORDER BY lower(name COLLATE \"C\"), id");
+        let sql = format!("SELECT {COLUMNS} FROM staff ORDER BY name_lower, id");
         let rows = conn.query(&conn.prepare_cached(&sql).await.map_err(pg)?, &[]).await.map_err(pg)?;
         rows.iter().map(member).collect()
     }
@@ -93,9 +98,9 @@ impl Staff for PgStore {
         let tx = client.transaction().await.map_err(pg)?;
         // Looked for first, so that a name taken does not use up an id (as keys.rs); the
         // unique index still decides between two replicas at once.
-        let sql = "SELECT 1 FROM staff WHERE lower(name COLLATE \"C\") = lower($1 COLLATE \"C\")";
+        let sql = "SELECT 1 FROM staff WHERE name_lower = $1";
         if tx
-            .query_opt(&tx.prepare_cached(sql).await.map_err(pg)?, &[&new.name.as_str()])
+            .query_opt(&tx.prepare_cached(sql).await.map_err(pg)?, &[&name_lower(&new.name)])
             .await
             .map_err(pg)?
             .is_some()
@@ -103,17 +108,23 @@ impl Staff for PgStore {
             return Err(duplicate_name(new.name.as_str()));
         }
         let sql = format!(
-            "INSERT INTO staff (name, role, pin_hash, created_at, updated_at) VALUES ($1, $2, $3, $4, $4)
+            "INSERT INTO staff (name, name_lower, role, pin_hash, created_at, updated_at) VALUES ($1, $5, $2, $3, $4, $4)
              RETURNING {COLUMNS}"
         );
         let row = tx
             .query_one(
                 &tx.prepare_cached(&sql).await.map_err(pg)?,
-                &[&new.name.as_str(), &new.role.as_str(), &new.pin_hash, &Timestamp::now().to_string()],
+                &[
+                    &new.name.as_str(),
+                    &new.role.as_str(),
+                    &new.pin_hash,
+                    &Timestamp::now().to_string(),
+                    &name_lower(&new.name),
+                ],
             )
             .await
             .map_err(|e| {
-                if violates(&e, &SqlState::UNIQUE_VIOLATION, "staff_name_key") {
+                if violates(&e, &SqlState::UNIQUE_VIOLATION, "staff_name_lower_key") {
                     duplicate_name(new.name.as_str())
                 } else {
                     pg(e)
@@ -147,7 +158,7 @@ impl Staff for PgStore {
         }
         // A new PIN also ends the row of wrong ones and the lockout they earned.
         let sql = format!(
-            "UPDATE staff SET name = coalesce($2, name), role = coalesce($3, role), pin_hash = coalesce($4, pin_hash),
+            "UPDATE staff SET name = coalesce($2, name), name_lower = coalesce($7, name_lower), role = coalesce($3, role), pin_hash = coalesce($4, pin_hash),
                               active = coalesce($5, active),
                               failed_pins = CASE WHEN $4::text IS NULL THEN failed_pins ELSE 0 END,
                               locked_until = CASE WHEN $4::text IS NULL THEN locked_until END,
@@ -164,11 +175,12 @@ impl Staff for PgStore {
                     &change.pin_hash,
                     &change.active,
                     &Timestamp::now().to_string(),
+                    &change.name.as_ref().map(name_lower),
                 ],
             )
             .await
             .map_err(|e| match &change.name {
-                Some(name) if violates(&e, &SqlState::UNIQUE_VIOLATION, "staff_name_key") => {
+                Some(name) if violates(&e, &SqlState::UNIQUE_VIOLATION, "staff_name_lower_key") => {
                     duplicate_name(name.as_str())
                 }
                 _ => pg(e),

@@ -38,7 +38,8 @@ async fn schema_12_gives_an_upgraded_shop_its_owner_and_leaves_old_records_unnam
     assert_eq!(owner, (1, "Owner".to_owned(), "owner".to_owned(), None, true));
     let next: i64 = client
         .query_one(
-            "INSERT INTO staff (name, role, created_at, updated_at) VALUES ('Ana', 'cashier', '', '') RETURNING id",
+            "INSERT INTO staff (name, name_lower, role, created_at, updated_at)
+             VALUES ('Ana', 'ana', 'cashier', '', '') RETURNING id",
             &[],
         )
         .await
@@ -100,6 +101,10 @@ async fn members_are_made_named_once_ignoring_case_and_listed_by_name() {
     );
     let bea = store.create_staff(person("bea", Role::Manager), &Actor::operator()).await.unwrap();
     assert_eq!(bea.id.get(), 3, "a name refused used up no id");
+    // Case beyond ASCII too, as SQLite's store folds it (Rust's lowercasing).
+    store.create_staff(person("Élodie", Role::Cashier), &Actor::operator()).await.unwrap();
+    let accented = store.create_staff(person("éLODIE", Role::Cashier), &Actor::operator()).await.unwrap_err();
+    assert_eq!(accented.code, ErrorCode::DuplicateName);
     let renamed = store
         .update_staff(
             bea.id,
@@ -111,7 +116,7 @@ async fn members_are_made_named_once_ignoring_case_and_listed_by_name() {
     assert_eq!(renamed.code, ErrorCode::DuplicateName);
     let names: Vec<_> =
         store.list_staff().await.unwrap().into_iter().map(|m| m.name.as_str().to_owned()).collect();
-    assert_eq!(names, ["Ana", "bea", "Owner"]);
+    assert_eq!(names, ["Ana", "bea", "Owner", "Élodie"]);
     assert_eq!(store.get_staff(id(9)).await.unwrap_err().code, ErrorCode::NotFound);
 }
 
