@@ -3,7 +3,7 @@
 
 #[macro_use]
 mod bounded;
-mod activity;
+pub mod activity;
 mod category;
 mod counter;
 mod csv_cell;

@@ -6,6 +6,7 @@
 //! `types.rs` converts domain values; `transaction.rs` is the one seam through which other
 //! SQL of the crate (a till's mirror, `crate::mirror`) writes with the shop's rules.
 
+mod activity;
 mod backup;
 mod capabilities;
 mod categories;

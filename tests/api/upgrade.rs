@@ -450,7 +450,11 @@ fn check_before_staff(conn: &Connection, file: &str) {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
         })
         .unwrap();
-    assert_eq!(owner, ("Owner".into(), "owner".into(), None, true), "{file}: the owner every shop starts with");
+    assert_eq!(
+        owner,
+        ("Owner".into(), "owner".into(), None, true),
+        "{file}: the owner every shop starts with"
+    );
     assert_eq!(one::<i64>(conn, "SELECT count(*) FROM staff"), 1, "{file}");
     let attributed = "SELECT count(*) FROM orders
                       WHERE placed_by IS NOT NULL OR completed_by IS NOT NULL OR cancelled_by IS NOT NULL";
