@@ -24,6 +24,7 @@ mod paging;
 mod pets;
 mod reports;
 mod shop;
+mod staff;
 // The bulk seed on a bare connection: the shells seed through `Database::seed`.
 #[cfg(not(any(test, feature = "test-support")))]
 mod seed;
