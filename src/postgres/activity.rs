@@ -49,6 +49,12 @@ impl Values {
     pub(super) fn params(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 8] {
         [&self.at, &self.kind, &self.entity, &self.id, &self.staff, &self.approver, &self.actor, &self.detail]
     }
+
+    /// The parameters the order's one statement binds (`orders::place_fast`): kind, entity,
+    /// staff, approver and detail; the time, the actor and the order's id it has already.
+    pub(super) fn for_the_order(&self) -> [&(dyn tokio_postgres::types::ToSql + Sync); 5] {
+        [&self.kind, &self.entity, &self.staff, &self.approver, &self.detail]
+    }
 }
 
 /// The actor as a record keeps it (`placed_by`, `made_by`, the log's `actor`).

@@ -71,7 +71,7 @@ impl Imports for PgStore {
     ) -> Result<ImportReport> {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(pg)?;
-        let report = imports::import(&tx, &rows, create_categories).await?;
+        let report = imports::import(&tx, &rows, create_categories, &self.actor).await?;
         if dry_run {
             tx.rollback().await.map_err(pg)?;
             return Ok(ImportReport { dry_run: true, ..report });

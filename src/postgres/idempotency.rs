@@ -15,7 +15,7 @@ use deadpool_postgres::{GenericClient, Transaction};
 use super::types::col;
 use super::{PgStore, inventory, orders, pg};
 use crate::admission::WriteAdmission;
-use crate::domain::{CounterAnswer, CounterWrite, NewOrder, Order, Timestamp};
+use crate::domain::{Actor, CounterAnswer, CounterWrite, NewOrder, Order, Timestamp};
 use crate::error::{Error, Result};
 use crate::idempotency::{self, IdempotencyKey, Once, PURGE_BATCH, Record, Request};
 
@@ -51,7 +51,7 @@ pub(super) async fn once(
         }
     };
     let change = write.change();
-    let outcome = apply(&tx, write).await?;
+    let outcome = apply(&tx, write, &store.actor).await?;
     keep(&tx, id, &request, &outcome, now, key.expires_at(now)).await?;
     // Past this point the command may be applied (see `crate::admission`).
     WriteAdmission::begin_current()?;
@@ -185,22 +185,23 @@ async fn keep(
     Ok(())
 }
 
-/// `write` by the shop's rules in the transaction that holds its key: its answer, or the
-/// shop's refusal as the outcome with whatever it wrote undone.
-async fn apply(tx: &Transaction<'_>, write: CounterWrite) -> Result<Result<CounterAnswer>> {
+/// `write` by the shop's rules, as `by`'s, in the transaction that holds its key: its
+/// answer, or the shop's refusal as the outcome with whatever it wrote undone. A retry
+/// answered from the record never comes here, so it records nothing new (nor logs).
+async fn apply(tx: &Transaction<'_>, write: CounterWrite, by: &Actor) -> Result<Result<CounterAnswer>> {
     Ok(match write {
-        CounterWrite::Place(new) => place(tx, &new).await?.map(CounterAnswer::Order),
+        CounterWrite::Place(new) => place(tx, &new, by).await?.map(CounterAnswer::Order),
         CounterWrite::Update { order, patch } => {
-            undone_if_refused(tx, orders::update(tx, order, &patch)).await?.map(CounterAnswer::Order)
+            undone_if_refused(tx, orders::update(tx, order, &patch, by)).await?.map(CounterAnswer::Order)
         }
         CounterWrite::Cancel(order) => {
-            undone_if_refused(tx, orders::cancel(tx, order)).await?.map(CounterAnswer::Order)
+            undone_if_refused(tx, orders::cancel(tx, order, by)).await?.map(CounterAnswer::Order)
         }
         CounterWrite::Delete(order) => {
-            undone_if_refused(tx, orders::delete(tx, order)).await?.map(|()| CounterAnswer::Done)
+            undone_if_refused(tx, orders::delete(tx, order, by)).await?.map(|()| CounterAnswer::Done)
         }
         CounterWrite::Adjust { pet, adjustment } => {
-            undone_if_refused(tx, inventory::adjust(tx, pet, &adjustment)).await?.map(CounterAnswer::Item)
+            undone_if_refused(tx, inventory::adjust(tx, pet, &adjustment, by)).await?.map(CounterAnswer::Item)
         }
     })
 }
@@ -208,11 +209,11 @@ async fn apply(tx: &Transaction<'_>, write: CounterWrite) -> Result<Result<Count
 /// The order, or the shop's refusal as the outcome. Every refusal of `orders::place` comes
 /// before it writes anything, so a refusal needs no savepoint to undo (placing orders is
 /// the hot write a till's queue replays).
-async fn place(c: &impl GenericClient, new: &NewOrder) -> Result<Result<Order>> {
-    let placed = match orders::place_fast(c, new).await? {
+async fn place(c: &impl GenericClient, new: &NewOrder, by: &Actor) -> Result<Result<Order>> {
+    let placed = match orders::place_fast(c, new, by).await? {
         orders::Fast::Placed(order) => Ok(order),
         orders::Fast::Refused(refused) => Err(refused),
-        orders::Fast::Undecided => orders::place(c, new).await,
+        orders::Fast::Undecided => orders::place(c, new, by).await,
     };
     kept(placed)
 }

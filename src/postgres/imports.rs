@@ -7,10 +7,12 @@ use std::collections::{HashMap, HashSet};
 use deadpool_postgres::GenericClient;
 use tokio_postgres::error::SqlState;
 
+use super::activity::{self, actor_json};
 use super::types::col;
 use super::{categories, pg, violates};
+use crate::domain::activity as log;
 use crate::domain::{
-    CategoryId, IMPORT_REASON, ImportPlan, ImportReport, ImportRow, NewCategory, Price, Sku, Timestamp,
+    Actor, CategoryId, IMPORT_REASON, ImportPlan, ImportReport, ImportRow, NewCategory, Price, Sku, Timestamp,
 };
 use crate::error::{Error, ErrorCode, Result};
 
@@ -18,10 +20,13 @@ use crate::error::{Error, ErrorCode, Result};
 /// statement's arrays stay a few megabytes.
 const BATCH: usize = 10_000;
 
+/// The import as `by`'s: the stock's audit records name them, and the log has one entry
+/// for the whole file.
 pub(super) async fn import(
     c: &impl GenericClient,
     rows: &[ImportRow],
     create_categories: bool,
+    by: &Actor,
 ) -> Result<ImportReport> {
     let names = ImportPlan::category_names(rows);
     let sql = "SELECT name_folded, id FROM categories WHERE name_folded = ANY($1)";
@@ -58,12 +63,13 @@ pub(super) async fn import(
                                $7::text[], $8::text[], $9::bigint[])
                    RETURNING id, stock),
                audited AS (
-                   INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at)
-                   SELECT id, stock, $11, stock, $10 FROM made WHERE stock > 0)
+                   INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at, made_by)
+                   SELECT id, stock, $11, stock, $10, $12 FROM made WHERE stock > 0)
                INSERT INTO changes (entity, entity_id, action)
                SELECT 'inventory', id, 'updated' FROM made WHERE stock > 0";
     let insert = c.prepare_cached(sql).await.map_err(pg)?;
     let now = Timestamp::now().to_string();
+    let made_by = actor_json(by)?;
     let pets: Vec<_> = plan.pets(&made).collect();
     for batch in pets.chunks(BATCH) {
         let mut columns = Columns::default();
@@ -94,12 +100,15 @@ pub(super) async fn import(
                 stock,
                 &now,
                 &IMPORT_REASON,
+                &made_by,
             ],
         )
         .await
         .map_err(refused_meanwhile)?;
     }
-    Ok(plan.report(false))
+    let report = plan.report(false);
+    activity::record(c, &log::pets_imported(report.pets, report.categories_created.len(), by)).await?;
+    Ok(report)
 }
 
 /// The pets of a batch, a column at a time (`unnest` makes rows of them again).

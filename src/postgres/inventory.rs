@@ -4,14 +4,16 @@
 use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 
+use super::activity::{self, actor_json, actor_of};
 use super::paging::{self, Filter, List, limit_offset};
 use super::pg;
 use super::stock::{stock_row, write_stock};
 use super::types::col;
+use crate::domain::activity as log;
 use crate::domain::stock_plan::StockPlan;
 use crate::domain::{
-    AuditRecord, InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, OrderId, Page,
-    Paged, PetId, StockEntry, StockLevel, Timestamp, history_sql,
+    Actor, AuditRecord, InventoryAdjustment, InventoryFilter, InventoryItem, NewActivity,
+    NewInventoryAdjustment, OrderId, Page, Paged, PetId, StockEntry, StockLevel, Timestamp, history_sql,
 };
 use crate::error::{Error, Result};
 
@@ -79,43 +81,60 @@ pub(super) async fn get(c: &impl GenericClient, pet: PetId) -> Result<InventoryI
         .ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))
 }
 
-/// Sets the count; a change is recorded in the audit trail like an adjustment, so the
-/// history explains every count staff made.
-pub(super) async fn set(c: &impl GenericClient, pet: PetId, quantity: StockLevel) -> Result<InventoryItem> {
-    let plan = StockPlan::count(pet, stock_row(c, pet).await?.as_ref(), quantity, Timestamp::now())?;
-    carry_out(c, &plan).await
+/// Sets the count as `by`'s; a change is recorded in the audit trail like an adjustment, so
+/// the history explains every count staff made. Logged, a count that found the stock as it
+/// was too (someone counted).
+pub(super) async fn set(
+    c: &impl GenericClient,
+    pet: PetId,
+    quantity: StockLevel,
+    by: &Actor,
+) -> Result<InventoryItem> {
+    let row = stock_row(c, pet).await?;
+    let plan = StockPlan::count(pet, row.as_ref(), quantity, Timestamp::now())?;
+    let before = row.map_or(0, |pet| pet.stock);
+    carry_out(c, &plan, &log::stock_counted(pet, before, quantity.get(), by), by).await
 }
 
 pub(super) async fn adjust(
     c: &impl GenericClient,
     pet: PetId,
     adjustment: &NewInventoryAdjustment,
+    by: &Actor,
 ) -> Result<InventoryItem> {
     let plan = StockPlan::adjust(pet, stock_row(c, pet).await?.as_ref(), adjustment, Timestamp::now())?;
-    carry_out(c, &plan).await
+    carry_out(c, &plan, &log::stock_adjusted(pet, adjustment, by), by).await
 }
 
-/// Writes staff's count as `domain::stock_plan` planned it; answers the item as it now is.
-async fn carry_out(c: &impl GenericClient, plan: &StockPlan) -> Result<InventoryItem> {
+/// Writes staff's count as `domain::stock_plan` planned it, `by`'s, and its log `entry`;
+/// answers the item as it now is.
+async fn carry_out(
+    c: &impl GenericClient,
+    plan: &StockPlan,
+    entry: &NewActivity,
+    by: &Actor,
+) -> Result<InventoryItem> {
     if let Some(audit) = &plan.audit {
-        record(c, audit).await?;
+        record(c, audit, by).await?;
     }
     write_stock(c, &plan.stock).await?;
+    activity::record(c, entry).await?;
     get(c, plan.stock.pet).await
 }
 
-/// Writes `r` into the audit trail.
-pub(super) async fn record(c: &impl GenericClient, r: &AuditRecord) -> Result<()> {
+/// Writes `r` into the audit trail, made by `by`.
+pub(super) async fn record(c: &impl GenericClient, r: &AuditRecord, by: &Actor) -> Result<()> {
     let sql =
-        "INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at, order_id)
-               VALUES ($1, $2, $3, $4, $5, $6)";
-    let values: [&(dyn tokio_postgres::types::ToSql + Sync); 6] = [
+        "INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at, order_id, made_by)
+               VALUES ($1, $2, $3, $4, $5, $6, $7)";
+    let values: [&(dyn tokio_postgres::types::ToSql + Sync); 7] = [
         &r.pet.get(),
         &r.delta,
         &r.reason,
         &r.after,
         &Timestamp::now().to_string(),
         &r.order.map(OrderId::get),
+        &actor_json(by)?,
     ];
     c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &values).await.map_err(pg)?;
     Ok(())
@@ -134,10 +153,10 @@ pub(super) async fn adjustments(
     let where_sql = w.sql();
     let limit = limit_offset(&mut w, page);
     let list = List {
-        columns: "p.id, p.pet_id, p.delta, p.reason, p.quantity_after, p.created_at",
+        columns: "p.id, p.pet_id, p.delta, p.reason, p.quantity_after, p.created_at, p.made_by",
         total: format!("SELECT count(*) FROM inventory_adjustments {where_sql}"),
         page: format!(
-            "SELECT id, pet_id, delta, reason, quantity_after, created_at FROM inventory_adjustments
+            "SELECT id, pet_id, delta, reason, quantity_after, created_at, made_by FROM inventory_adjustments
              {where_sql} ORDER BY id DESC {limit}"
         ),
         order: "p.id DESC",
@@ -150,8 +169,7 @@ pub(super) async fn adjustments(
             reason: col(r, 4)?,
             quantity_after: col(r, 5)?,
             created_at: col(r, 6)?,
-            // Who: kept by PostgreSQL's staff migration, which its engine reads from then on.
-            made_by: None,
+            made_by: actor_of(col(r, 7)?)?,
         })
     })
     .await
@@ -179,8 +197,7 @@ pub(super) async fn history(c: &impl GenericClient, pet: PetId, page: Page) -> R
                 reason: col(r, 3)?,
                 order_id: col(r, 4)?,
                 stock_after: col(r, 5)?,
-                // Who: kept by PostgreSQL's staff migration, which its engine reads from then on.
-                by: None,
+                by: actor_of(col(r, 6)?)?,
             })
         })
         .collect::<Result<_>>()?;

@@ -17,21 +17,24 @@ use deadpool_postgres::GenericClient;
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
+use super::activity::{self, actor_json, actor_of};
 use super::paging::{self, Filter, List, limit_offset};
 use super::pg;
 use super::stock::{stock_row, write_stock};
 use super::types::col;
+use crate::domain::activity as log;
 use crate::domain::order_plan::{self, OrderChange, OrderPlan};
 use crate::domain::status_rules::NamedPet;
 use crate::domain::{
-    NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetStatus, Price, Timestamp,
+    Actor, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Page, Paged, PetStatus, Price, Timestamp,
     like_contains,
 };
 use crate::error::{Error, Result};
 
 pub(super) const COLUMNS: &str =
     "id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
-                       customer_name, customer_phone, note, cancelled_at, placed_at";
+                       customer_name, customer_phone, note, cancelled_at, placed_at, placed_by, completed_by,
+                       cancelled_by";
 
 /// An order from `r`, whose columns from `at` on are [`COLUMNS`].
 pub(super) fn from_row(r: &Row, at: usize) -> Result<Order> {
@@ -52,10 +55,9 @@ pub(super) fn from_row(r: &Row, at: usize) -> Result<Order> {
         customer_phone: col(r, at + 9)?,
         note: col(r, at + 10)?,
         cancelled_at: col(r, at + 11)?,
-        // Who: kept by PostgreSQL's staff migration, which its engine reads from then on.
-        placed_by: None,
-        completed_by: None,
-        cancelled_by: None,
+        placed_by: actor_of(col(r, at + 13)?)?,
+        completed_by: actor_of(col(r, at + 14)?)?,
+        cancelled_by: actor_of(col(r, at + 15)?)?,
     })
 }
 
@@ -110,17 +112,19 @@ async fn read(c: &impl GenericClient, id: OrderId, lock: &str) -> Result<Order> 
 
 /// A new order's row as bound parameters, the same for both ways of placing it: $1 the
 /// pet, $2 the quantity, $3 when (created, and the stock's change), $4 complete, then ship
-/// date, completed at, customer name (and folded), phone, note, placed at ($5 to $11).
+/// date, completed at, customer name (and folded), phone, note, placed at ($5 to $11), and
+/// who placed it ($12, the actor's JSON; who completed it too when `complete`).
 struct NewRow {
     pet: i64,
     quantity: i64,
     at: String,
     complete: bool,
     own: [Option<String>; 7],
+    by: String,
 }
 
 impl NewRow {
-    fn of(new: &NewOrder, at: Timestamp) -> Self {
+    fn of(new: &NewOrder, at: Timestamp, by: &Actor) -> Result<Self> {
         let own = [
             new.ship_date_at(at).map(|t| t.to_string()),
             new.completed_at(at).map(|t| t.to_string()),
@@ -130,17 +134,18 @@ impl NewRow {
             new.note.as_ref().map(|n| n.as_str().to_owned()),
             new.placed_at.map(|t| t.to_string()),
         ];
-        Self {
+        Ok(Self {
             pet: new.pet_id.get(),
             quantity: new.quantity.get(),
             at: at.to_string(),
             complete: new.complete,
             own,
-        }
+            by: actor_json(by)?,
+        })
     }
 
     /// On the stack: the one-statement order is the hot write.
-    fn params(&self) -> [&(dyn ToSql + Sync); 11] {
+    fn params(&self) -> [&(dyn ToSql + Sync); 12] {
         let [ship, completed, name, folded, phone, note, placed] = &self.own;
         [
             &self.pet,
@@ -154,6 +159,7 @@ impl NewRow {
             phone,
             note,
             placed,
+            &self.by,
         ]
     }
 }
@@ -169,10 +175,16 @@ pub(super) enum Fast {
     Undecided,
 }
 
-/// The order placed in one statement, if the pet is available and keeps stock after it;
-/// otherwise, in the same statement and with nothing changed, the pet as the statement's
-/// snapshot saw it, so that most refusals need no transaction either.
-pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result<Fast> {
+/// The order placed in one statement, as `by`'s, if the pet is available and keeps stock
+/// after it; otherwise, in the same statement and with nothing changed, the pet as the
+/// statement's snapshot saw it, so that most refusals need no transaction either.
+///
+/// The activity log's entry is written by the same statement (`logged`), so that logging
+/// costs the hot write no round trip: the entry is `domain::activity::order_placed`'s for
+/// the order as it will be placed, bound before the statement knows the order's id, which
+/// the statement puts in as the subject (the entry's text does not depend on it; a test
+/// compares the row with the domain's entry of the order answered).
+pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder, by: &Actor) -> Result<Fast> {
     let sql = "WITH taken AS (
                    UPDATE pets SET stock = stock - $2, stock_updated_at = $3
                    WHERE id = $1 AND status = 'available' AND stock > $2
@@ -180,19 +192,30 @@ pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result
                placed AS (
                    INSERT INTO orders (pet_id, quantity, complete, created_at, unit_price_cents, ship_date,
                                        completed_at, customer_name, customer_name_folded, customer_phone, note,
-                                       placed_at)
-                   SELECT id, $2, $4, $3, price_cents, $5, $6, $7, $8, $9, $10, $11 FROM taken
-                   RETURNING id, unit_price_cents)
+                                       placed_at, placed_by, completed_by)
+                   SELECT id, $2, $4, $3, price_cents, $5, $6, $7, $8, $9, $10, $11, $12,
+                          CASE WHEN $4 THEN $12 END
+                   FROM taken
+                   RETURNING id, unit_price_cents),
+               logged AS (
+                   INSERT INTO activity (at, kind, subject_entity, subject_id, staff_id, approver_id, actor, detail)
+                   SELECT $3, $13, $14, id::text, $15, $16, $12, $17 FROM placed)
                SELECT id, unit_price_cents, NULL::text, NULL::bigint, NULL::text FROM placed
                UNION ALL
                SELECT NULL, NULL, status, stock, name FROM pets
                WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM taken)";
     let now = Timestamp::now();
-    let bound = NewRow::of(new, now);
-    let row = c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &bound.params()).await.map_err(pg)?;
+    let bound = NewRow::of(new, now, by)?;
+    // Any id: the statement binds the order's own (see above).
+    let entry = log::order_placed(&new.placed(OrderId::try_from(1).map_err(Error::internal)?, now, None), by);
+    let entry = activity::Values::of(&entry, now)?;
+    let [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12] = bound.params();
+    let [p13, p14, p15, p16, p17] = entry.for_the_order();
+    let params = [p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17];
+    let row = c.query_opt(&c.prepare_cached(sql).await.map_err(pg)?, &params).await.map_err(pg)?;
     let Some(row) = row else { return Ok(Fast::Refused(order_plan::no_such_pet(new.pet_id))) };
     if let Some(id) = col::<Option<OrderId>>(&row, 0)? {
-        return Ok(Fast::Placed(new.placed(id, now, col(&row, 1)?)));
+        return Ok(Fast::Placed(new.placed(id, now, col(&row, 1)?).placed_by(by)));
     }
     let (status, stock, name): (PetStatus, i64, String) = (col(&row, 2)?, col(&row, 3)?, col(&row, 4)?);
     let pet = NamedPet { id: new.pet_id, name: &name };
@@ -204,57 +227,75 @@ pub(super) async fn place_fast(c: &impl GenericClient, new: &NewOrder) -> Result
     })
 }
 
-/// Places an order, taking its quantity from stock at once (a reservation), in the
-/// transaction `c`, with the pet's row locked. With `complete` it is a counter sale,
-/// placed and completed in one step. Every refusal comes before any write.
-pub(super) async fn place(c: &impl GenericClient, new: &NewOrder) -> Result<Order> {
+/// Places an order as `by`'s, taking its quantity from stock at once (a reservation), in
+/// the transaction `c`, with the pet's row locked. With `complete` it is a counter sale,
+/// placed and completed in one step. Every refusal comes before any write. Logged.
+pub(super) async fn place(c: &impl GenericClient, new: &NewOrder, by: &Actor) -> Result<Order> {
     let placing = order_plan::place(new, stock_row(c, new.pet_id).await?.as_ref(), Timestamp::now())?;
     let sql =
         "INSERT INTO orders (pet_id, quantity, created_at, complete, ship_date, completed_at, customer_name,
-                                   customer_name_folded, customer_phone, note, placed_at, unit_price_cents)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id";
-    let bound = NewRow::of(new, placing.at);
+                                   customer_name_folded, customer_phone, note, placed_at, placed_by, completed_by,
+                                   unit_price_cents)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, CASE WHEN $4 THEN $12 END, $13)
+               RETURNING id";
+    let bound = NewRow::of(new, placing.at, by)?;
     let price = placing.unit_price.map(Price::cents);
     let params: Vec<&(dyn ToSql + Sync)> = bound.params().into_iter().chain([&price as _]).collect();
     let row = c.query_one(&c.prepare_cached(sql).await.map_err(pg)?, &params).await.map_err(pg)?;
     write_stock(c, &placing.stock).await?;
-    Ok(placing.order(new, col(&row, 0)?))
+    let order = placing.order(new, col(&row, 0)?).placed_by(by);
+    activity::record(c, &log::order_placed(&order, by)).await?;
+    Ok(order)
 }
 
 /// Changes an open order's quantity or ship date, or completes it; or reopens a completed
-/// one (`complete: false`).
-pub(super) async fn update(c: &impl GenericClient, id: OrderId, patch: &OrderPatch) -> Result<Order> {
+/// one (`complete: false`), if `by` may (`domain::order_plan::plan_by`, asked inside the
+/// transaction, before anything is written).
+pub(super) async fn update(
+    c: &impl GenericClient,
+    id: OrderId,
+    patch: &OrderPatch,
+    by: &Actor,
+) -> Result<Order> {
     order_plan::refuse_empty(patch)?;
-    Ok(change(c, id, OrderChange::Update(patch)).await?.order)
+    Ok(change(c, id, OrderChange::Update(patch), by).await?.order)
 }
 
 /// Cancels an open order; its quantity returns to stock, and the order is kept, stamped
-/// when. Answers the cancelled order.
-pub(super) async fn cancel(c: &impl GenericClient, id: OrderId) -> Result<Order> {
-    Ok(change(c, id, OrderChange::Cancel).await?.order)
+/// when and by whom. Answers the cancelled order.
+pub(super) async fn cancel(c: &impl GenericClient, id: OrderId, by: &Actor) -> Result<Order> {
+    Ok(change(c, id, OrderChange::Cancel, by).await?.order)
 }
 
 /// Deletes an order as `domain::status_rules::deletion` says: an open one is cancelled
 /// first. The row stays, stamped `deleted_at`, for the shop's records; the API no longer
 /// finds it, and the feed reports it `deleted` (migrations/postgres/0008).
-pub(super) async fn delete(c: &impl GenericClient, id: OrderId) -> Result<()> {
-    change(c, id, OrderChange::Delete).await.map(drop)
+pub(super) async fn delete(c: &impl GenericClient, id: OrderId, by: &Actor) -> Result<()> {
+    change(c, id, OrderChange::Delete, by).await.map(drop)
 }
 
 /// Reads order `id` (and its pet, when the change needs it), and writes what
-/// `domain::order_plan` plans, in the plan's order, in the transaction `c`. The order's row
+/// `domain::order_plan` plans as `by`'s, and its log entry, in the plan's order, in the
+/// transaction `c`. The order's row
 /// is locked first, then its pet's (always in that order, so two such writes never wait
 /// for each other in a circle).
-async fn change(c: &impl GenericClient, id: OrderId, change: OrderChange<'_>) -> Result<OrderPlan> {
+async fn change(
+    c: &impl GenericClient,
+    id: OrderId,
+    change: OrderChange<'_>,
+    by: &Actor,
+) -> Result<OrderPlan> {
     let order = get_locked(c, id).await?;
     let pet = if order_plan::reads_pet(&order, change) { stock_row(c, order.pet_id).await? } else { None };
-    let plan = order_plan::plan(order, change, pet.as_ref(), Timestamp::now())?;
+    let plan = order_plan::plan_by(order, change, pet.as_ref(), Timestamp::now(), by)?;
     let o = &plan.order;
     if plan.writes_order {
         let sql = "UPDATE orders SET quantity = $2, ship_date = $3, complete = $4, completed_at = $5, customer_name = $6,
-                                     customer_name_folded = $7, customer_phone = $8, note = $9, cancelled_at = $10
+                                     customer_name_folded = $7, customer_phone = $8, note = $9, cancelled_at = $10,
+                                     completed_by = $11, cancelled_by = $12
                    WHERE id = $1";
         let text = |t: Option<Timestamp>| t.map(|t| t.to_string());
+        let json = |a: &Option<Actor>| a.as_ref().map(actor_json).transpose();
         c.execute(
             &c.prepare_cached(sql).await.map_err(pg)?,
             &[
@@ -268,13 +309,15 @@ async fn change(c: &impl GenericClient, id: OrderId, change: OrderChange<'_>) ->
                 &o.customer_phone,
                 &o.note,
                 &text(o.cancelled_at),
+                &json(&o.completed_by)?,
+                &json(&o.cancelled_by)?,
             ],
         )
         .await
         .map_err(pg)?;
     }
     if let Some(audit) = &plan.audit {
-        super::inventory::record(c, audit).await?;
+        super::inventory::record(c, audit, by).await?;
     }
     if let Some(stock) = &plan.stock {
         write_stock(c, stock).await?;
@@ -284,6 +327,9 @@ async fn change(c: &impl GenericClient, id: OrderId, change: OrderChange<'_>) ->
         c.execute(&c.prepare_cached(sql).await.map_err(pg)?, &[&o.id.get(), &at.to_string()])
             .await
             .map_err(pg)?;
+    }
+    if let Some(entry) = &plan.activity {
+        activity::record(c, entry).await?;
     }
     Ok(plan)
 }

@@ -9,8 +9,13 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{PgStore, categories, changes, idempotency, inventory, orders, pets, pg, reports, settings};
+use deadpool_postgres::GenericClient;
+
+use super::{
+    PgStore, activity, categories, changes, idempotency, inventory, orders, pets, pg, reports, settings,
+};
 use crate::admission::WriteAdmission;
+use crate::domain::activity as log;
 use crate::domain::*;
 use crate::engine::{Change, Database, Petstore};
 use crate::error::Result;
@@ -33,6 +38,18 @@ macro_rules! write {
     }};
 }
 
+/// `write` (a write's future in the transaction `c`), then the activity log's `entry` of
+/// its answer, in the same transaction.
+async fn logged<T>(
+    c: &impl GenericClient,
+    write: impl Future<Output = Result<T>>,
+    entry: impl FnOnce(&T) -> NewActivity,
+) -> Result<T> {
+    let answer = write.await?;
+    activity::record(c, &entry(&answer)).await?;
+    Ok(answer)
+}
+
 /// Runs `$body` (an expression using `$c`, a pooled connection) as one read.
 macro_rules! read {
     ($store:expr, |$c:ident| $body:expr) => {{
@@ -48,35 +65,56 @@ impl Petstore for PgStore {
         read!(self, |c| pets::list(c, &filter, page))
     }
     async fn create_pet(&self, new: NewPet) -> Result<Pet> {
-        write!(self, Change::Pets, |tx| pets::create(&tx, &new))
+        let by = &*self.actor;
+        write!(self, Change::Pets, |tx| logged(&tx, pets::create(&tx, &new), |pet| {
+            log::pet_written(ActivityKind::PetCreated, pet.id, Some(&pet.name), by)
+        }))
     }
     async fn get_pet(&self, id: PetId) -> Result<Pet> {
         self.readers().pet(id).await
     }
     async fn replace_pet(&self, id: PetId, new: NewPet) -> Result<Pet> {
-        write!(self, Change::Pets, |tx| pets::replace(&tx, id, &new))
+        let by = &*self.actor;
+        write!(self, Change::Pets, |tx| logged(&tx, pets::replace(&tx, id, &new), |pet| {
+            log::pet_written(ActivityKind::PetUpdated, pet.id, Some(&pet.name), by)
+        }))
     }
     async fn update_pet(&self, id: PetId, patch: PetPatch) -> Result<Pet> {
-        write!(self, Change::Pets, |tx| pets::update(&tx, id, &patch))
+        let by = &*self.actor;
+        write!(self, Change::Pets, |tx| logged(&tx, pets::update(&tx, id, &patch), |pet| {
+            log::pet_written(ActivityKind::PetUpdated, pet.id, Some(&pet.name), by)
+        }))
     }
     async fn delete_pet(&self, id: PetId) -> Result<()> {
-        write!(self, Change::Pets, |tx| pets::delete(&tx, id))
+        let by = &*self.actor;
+        write!(self, Change::Pets, |tx| logged(&tx, pets::delete(&tx, id), |()| {
+            log::pet_written(ActivityKind::PetDeleted, id, None, by)
+        }))
     }
 
     async fn list_categories(&self, page: Page) -> Result<Paged<Category>> {
         read!(self, |c| categories::list(c, page))
     }
     async fn create_category(&self, new: NewCategory) -> Result<Category> {
-        write!(self, Change::Categories, |tx| categories::create(&tx, &new))
+        let by = &*self.actor;
+        write!(self, Change::Categories, |tx| logged(&tx, categories::create(&tx, &new), |c| {
+            log::category_written(ActivityKind::CategoryCreated, c.id, Some(&c.name), by)
+        }))
     }
     async fn get_category(&self, id: CategoryId) -> Result<Category> {
         read!(self, |c| categories::get(c, id))
     }
     async fn replace_category(&self, id: CategoryId, new: NewCategory) -> Result<Category> {
-        write!(self, Change::Categories, |tx| categories::replace(&tx, id, &new))
+        let by = &*self.actor;
+        write!(self, Change::Categories, |tx| logged(&tx, categories::replace(&tx, id, &new), |c| {
+            log::category_written(ActivityKind::CategoryUpdated, c.id, Some(&c.name), by)
+        }))
     }
     async fn delete_category(&self, id: CategoryId) -> Result<()> {
-        write!(self, Change::Categories, |tx| categories::delete(&tx, id))
+        let by = &*self.actor;
+        write!(self, Change::Categories, |tx| logged(&tx, categories::delete(&tx, id), |()| {
+            log::category_written(ActivityKind::CategoryDeleted, id, None, by)
+        }))
     }
 
     async fn list_orders(&self, filter: OrderFilter, page: Page) -> Result<Paged<Order>> {
@@ -88,12 +126,13 @@ impl Petstore for PgStore {
         // is announced after its commit (see `changes.rs` for why not inside it). The one
         // statement commits as it ends, so the write is marked begun before it is sent.
         WriteAdmission::begin_current()?;
-        let order = match orders::place_fast(&*client, &new).await? {
+        let by = &*self.actor;
+        let order = match orders::place_fast(&*client, &new, by).await? {
             orders::Fast::Placed(order) => order,
             orders::Fast::Refused(refused) => return Err(refused),
             orders::Fast::Undecided => {
                 let tx = client.transaction().await.map_err(pg)?;
-                let order = orders::place(&tx, &new).await?;
+                let order = orders::place(&tx, &new, by).await?;
                 WriteAdmission::begin_current()?;
                 tx.commit().await.map_err(pg)?;
                 order
@@ -106,10 +145,10 @@ impl Petstore for PgStore {
         read!(self, |c| orders::get(c, id))
     }
     async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
-        write!(self, Change::Orders, |tx| orders::update(&tx, id, &patch))
+        write!(self, Change::Orders, |tx| orders::update(&tx, id, &patch, &self.actor))
     }
     async fn cancel_order(&self, id: OrderId) -> Result<Order> {
-        write!(self, Change::Orders, |tx| orders::cancel(&tx, id))
+        write!(self, Change::Orders, |tx| orders::cancel(&tx, id, &self.actor))
     }
 
     async fn list_inventory(&self, filter: InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {
@@ -119,14 +158,14 @@ impl Petstore for PgStore {
         read!(self, |c| inventory::get(c, pet))
     }
     async fn set_inventory(&self, pet: PetId, update: InventoryUpdate) -> Result<InventoryItem> {
-        write!(self, Change::Inventory, |tx| inventory::set(&tx, pet, update.quantity))
+        write!(self, Change::Inventory, |tx| inventory::set(&tx, pet, update.quantity, &self.actor))
     }
     async fn adjust_inventory(
         &self,
         pet: PetId,
         adjustment: NewInventoryAdjustment,
     ) -> Result<InventoryItem> {
-        write!(self, Change::Inventory, |tx| inventory::adjust(&tx, pet, &adjustment))
+        write!(self, Change::Inventory, |tx| inventory::adjust(&tx, pet, &adjustment, &self.actor))
     }
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
         read!(self, |c| inventory::adjustments(c, pet, page))
@@ -139,7 +178,10 @@ impl Petstore for PgStore {
         read!(self, |c| settings::get(c))
     }
     async fn put_settings(&self, new: ShopSettings) -> Result<ShopSettings> {
-        write!(self, Change::Settings, |tx| settings::put(&tx, &new))
+        let by = &*self.actor;
+        write!(self, Change::Settings, |tx| logged(&tx, settings::put(&tx, &new), |_| log::settings_changed(
+            by
+        )))
     }
     async fn sales_report(&self, range: DayRange) -> Result<Vec<SalesDay>> {
         read!(self, |c| reports::sales_report(c, range))
@@ -157,7 +199,7 @@ impl Database for PgStore {
         idempotency::once(self, key, write, now).await
     }
     async fn delete_order(&self, id: OrderId) -> Result<()> {
-        write!(self, Change::Orders, |tx| orders::delete(&tx, id))
+        write!(self, Change::Orders, |tx| orders::delete(&tx, id, &self.actor))
     }
     async fn move_idempotency_scopes(&self, moves: Vec<([u8; 32], [u8; 32])>) -> Result<u64> {
         let client = self.client().await?;

@@ -16,12 +16,13 @@ use tokio_postgres::error::SqlState;
 use super::types::col;
 use super::{PgStore, activity, pg, violates};
 use crate::admission::WriteAdmission;
+use crate::domain::activity as log;
 use crate::domain::{
-    ActivityEntry, ActivityFilter, ActivityKind, Actor, Name, NewActivity, Page, Paged, Role, StaffId,
-    StaffMember, StaffRef, Timestamp, keep_an_owner, lock_after,
+    ActivityEntry, ActivityFilter, Actor, Page, Paged, Role, StaffId, StaffMember, StaffRef, Timestamp,
+    duplicate_staff_name, keep_an_owner, lock_after, staff_name_key,
 };
 use crate::engine::{NewSession, NewStaffRow, PinRecord, SessionPurpose, Staff, StaffChange};
-use crate::error::{Error, ErrorCode, Result};
+use crate::error::{Error, Result};
 
 const COLUMNS: &str = "id, name, role, active, pin_hash IS NOT NULL, locked_until, created_at, updated_at, pin_hash, failed_pins";
 
@@ -50,18 +51,11 @@ fn no_such_member(id: StaffId) -> Error {
     Error::not_found(StaffId::WHAT, id.get())
 }
 
-/// The refusal of a name another member has, ignoring case (the unique index decides).
-fn duplicate_name(name: &str) -> Error {
-    Error::conflict(ErrorCode::DuplicateName, format!("a staff member named {name:?} already exists"))
-}
-
-/// The key of a name's uniqueness, ignoring case (migrations/postgres/0012).
-fn name_lower(name: &Name) -> String {
-    name.as_str().to_lowercase()
-}
-
-fn staff_subject(kind: ActivityKind, by: &Actor, id: StaffId) -> NewActivity {
-    NewActivity::new(kind, by).on("staff", id)
+fn purpose_name(purpose: SessionPurpose) -> &'static str {
+    match purpose {
+        SessionPurpose::Shift => "shift",
+        SessionPurpose::Approval => "approval",
+    }
 }
 
 async fn get(c: &impl GenericClient, id: StaffId, lock: &str) -> Result<PinRecord> {
@@ -100,12 +94,12 @@ impl Staff for PgStore {
         // unique index still decides between two replicas at once.
         let sql = "SELECT 1 FROM staff WHERE name_lower = $1";
         if tx
-            .query_opt(&tx.prepare_cached(sql).await.map_err(pg)?, &[&name_lower(&new.name)])
+            .query_opt(&tx.prepare_cached(sql).await.map_err(pg)?, &[&staff_name_key(&new.name)])
             .await
             .map_err(pg)?
             .is_some()
         {
-            return Err(duplicate_name(new.name.as_str()));
+            return Err(duplicate_staff_name(&new.name));
         }
         let sql = format!(
             "INSERT INTO staff (name, name_lower, role, pin_hash, created_at, updated_at) VALUES ($1, $5, $2, $3, $4, $4)
@@ -119,19 +113,19 @@ impl Staff for PgStore {
                     &new.role.as_str(),
                     &new.pin_hash,
                     &Timestamp::now().to_string(),
-                    &name_lower(&new.name),
+                    &staff_name_key(&new.name),
                 ],
             )
             .await
             .map_err(|e| {
                 if violates(&e, &SqlState::UNIQUE_VIOLATION, "staff_name_lower_key") {
-                    duplicate_name(new.name.as_str())
+                    duplicate_staff_name(&new.name)
                 } else {
                     pg(e)
                 }
             })?;
         let made = member(&row)?;
-        activity::record(&tx, &staff_subject(ActivityKind::StaffCreated, by, made.id)).await?;
+        activity::record(&tx, &log::staff_created(&made, by)).await?;
         commit(tx).await?;
         Ok(made)
     }
@@ -175,18 +169,18 @@ impl Staff for PgStore {
                     &change.pin_hash,
                     &change.active,
                     &Timestamp::now().to_string(),
-                    &change.name.as_ref().map(name_lower),
+                    &change.name.as_ref().map(staff_name_key),
                 ],
             )
             .await
             .map_err(|e| match &change.name {
                 Some(name) if violates(&e, &SqlState::UNIQUE_VIOLATION, "staff_name_lower_key") => {
-                    duplicate_name(name.as_str())
+                    duplicate_staff_name(name)
                 }
                 _ => pg(e),
             })?;
         let after = member(&row)?;
-        activity::record(&tx, &staff_subject(ActivityKind::StaffUpdated, by, id)).await?;
+        activity::record(&tx, &log::staff_updated(&before, &after, change.pin_hash.is_some(), by)).await?;
         commit(tx).await?;
         Ok(after)
     }
@@ -214,9 +208,8 @@ impl Staff for PgStore {
                 .map_err(pg)?;
         }
         let record = get(&tx, id, "").await?;
-        activity::record(&tx, &staff_subject(ActivityKind::PinRefused, by, id)).await?;
-        if until.is_some() {
-            activity::record(&tx, &staff_subject(ActivityKind::StaffLockedOut, by, id)).await?;
+        for entry in log::pin_refused(id, failures, until, by) {
+            activity::record(&tx, &entry).await?;
         }
         commit(tx).await?;
         Ok(record)
@@ -238,10 +231,7 @@ impl Staff for PgStore {
         {
             return Err(no_such_member(session.staff));
         }
-        let purpose = match session.purpose {
-            SessionPurpose::Shift => "shift",
-            SessionPurpose::Approval => "approval",
-        };
+        let purpose = purpose_name(session.purpose);
         let sql = "INSERT INTO staff_sessions (token_hash, staff_id, purpose, expires_at, created_at)
                    VALUES ($1, $2, $3, $4, $5)";
         tx.execute(
@@ -256,7 +246,7 @@ impl Staff for PgStore {
         )
         .await
         .map_err(pg)?;
-        activity::record(&tx, &staff_subject(ActivityKind::SignedIn, by, session.staff)).await?;
+        activity::record(&tx, &log::signed_in(session.staff, purpose, by)).await?;
         commit(tx).await
     }
 
