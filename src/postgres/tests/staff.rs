@@ -293,3 +293,188 @@ async fn an_approval_is_used_once_even_by_requests_at_once() {
         .unwrap();
     assert_eq!(replicas[0].find_session([20; 32], now).await.unwrap(), None);
 }
+
+/// The log's entries of `kind`, newest first.
+async fn entries(store: &PgStore, kind: ActivityKind) -> Vec<ActivityEntry> {
+    let filter = ActivityFilter { kind: Some(kind), ..ActivityFilter::default() };
+    store.list_activity(filter, Page::new(100, 0).unwrap()).await.unwrap().items
+}
+
+/// An order placed through `acting` names its actor, on both ways of placing it (the one
+/// statement, and the transaction for the last of the stock) and through an idempotency
+/// key, whose retry records nothing new; each has its one entry in the log, the domain's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_order_placed_through_acting_names_its_actor_and_is_logged_once() {
+    let Some(target) = database().await else { return };
+    let store = PgStore::connect(&target).await.unwrap();
+    let ana = store.create_staff(person("Ana", Role::Cashier), &Actor::operator()).await.unwrap();
+    let pet = store.create_pet(body(r#"{"name": "Rex"}"#)).await.unwrap();
+    store.set_inventory(pet.id, body(r#"{"quantity": 5}"#)).await.unwrap();
+    let by = Actor { key: Some("till-1".into()), ..acting_as(&ana) };
+    let shop = store.acting(by.clone());
+
+    // Leaves stock: the one statement.
+    let fast = shop.place_order(body(&format!(r#"{{"petId": {}}}"#, pet.id))).await.unwrap();
+    assert_eq!((fast.placed_by.as_ref(), fast.completed_by.as_ref()), (Some(&by), None));
+    // The last of it, a counter sale: the transaction.
+    let last = shop
+        .place_order(body(&format!(r#"{{"petId": {}, "quantity": 4, "complete": true}}"#, pet.id)))
+        .await
+        .unwrap();
+    assert_eq!((last.placed_by.as_ref(), last.completed_by.as_ref()), (Some(&by), Some(&by)));
+    for order in [&fast, &last] {
+        assert_eq!(&store.get_order(order.id).await.unwrap(), order, "read back as answered");
+    }
+
+    let placed = entries(&store, ActivityKind::OrderPlaced).await;
+    assert_eq!(placed.len(), 2);
+    for (entry, order) in placed.iter().zip([&last, &fast]) {
+        let expected = crate::domain::activity::order_placed(order, &by);
+        assert_eq!(
+            (entry.kind, &entry.subject, &entry.detail),
+            (expected.kind, &expected.subject, &expected.detail)
+        );
+        assert_eq!(entry.actor.as_ref(), Some(&by));
+    }
+
+    // Through a key: placed once, logged once; the retry is answered from the record.
+    store.set_inventory(pet.id, body(r#"{"quantity": 5}"#)).await.unwrap();
+    let key = || IdempotencyKey::new("till-1", "order-1").unwrap();
+    let order: NewOrder = body(&format!(r#"{{"petId": {}}}"#, pet.id));
+    let first = shop.once(key(), CounterWrite::Place(order.clone()), chrono::Utc::now()).await.unwrap();
+    let again = shop.once(key(), CounterWrite::Place(order), chrono::Utc::now()).await.unwrap();
+    assert!(again.replayed);
+    assert_eq!(first.outcome.unwrap().into_order().unwrap().placed_by, Some(by.clone()));
+    assert_eq!(entries(&store, ActivityKind::OrderPlaced).await.len(), 3, "the retry logged nothing");
+
+    // The operator's own writes name the operator; what came before staff names no one.
+    let operators = store.place_order(body(&format!(r#"{{"petId": {}}}"#, pet.id))).await.unwrap();
+    assert_eq!(operators.placed_by, Some(Actor::operator()));
+}
+
+/// Cancelling, adjusting and counting name their actor on the record and in the log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancels_adjustments_and_counts_name_their_actor() {
+    let Some(target) = database().await else { return };
+    let store = PgStore::connect(&target).await.unwrap();
+    let mia = store.create_staff(person("Mia", Role::Manager), &Actor::operator()).await.unwrap();
+    let by = acting_as(&mia);
+    let shop = store.acting(by.clone());
+    let pet = shop.create_pet(body(r#"{"name": "Rex"}"#)).await.unwrap();
+    shop.set_inventory(pet.id, body(r#"{"quantity": 5}"#)).await.unwrap();
+    shop.adjust_inventory(pet.id, body(r#"{"delta": 3, "reason": "delivery"}"#)).await.unwrap();
+    let order = shop.place_order(body(&format!(r#"{{"petId": {}}}"#, pet.id))).await.unwrap();
+    let cancelled = shop.cancel_order(order.id).await.unwrap();
+    assert_eq!(cancelled.cancelled_by.as_ref(), Some(&by));
+
+    let made: Vec<_> = store.list_adjustments(pet.id, Page::default()).await.unwrap().items;
+    assert_eq!(made.len(), 2);
+    assert!(made.iter().all(|a| a.made_by.as_ref() == Some(&by)), "{made:?}");
+    let history = store.stock_history(pet.id, Page::default()).await.unwrap().items;
+    assert!(history.iter().all(|e| e.by.as_ref() == Some(&by)), "{history:?}");
+
+    let adjusted = entries(&store, ActivityKind::StockAdjusted).await;
+    assert_eq!(adjusted[0].detail.as_deref(), Some("+3 delivery"));
+    assert_eq!(entries(&store, ActivityKind::StockCounted).await[0].detail.as_deref(), Some("5 (was 0)"));
+    assert_eq!(entries(&store, ActivityKind::OrderCancelled).await.len(), 1);
+    assert_eq!(entries(&store, ActivityKind::PetCreated).await[0].actor.as_ref(), Some(&by));
+}
+
+/// Reopening a completed order needs reopen_orders: a cashier's is refused, inside the
+/// write, and changes nothing; a manager's reopens it, completed by nobody again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cashiers_reopen_is_refused_and_changes_nothing() {
+    let Some(target) = database().await else { return };
+    let store = PgStore::connect(&target).await.unwrap();
+    let ana = store.create_staff(person("Ana", Role::Cashier), &Actor::operator()).await.unwrap();
+    let mia = store.create_staff(person("Mia", Role::Manager), &Actor::operator()).await.unwrap();
+    let pet = store.create_pet(body(r#"{"name": "Rex"}"#)).await.unwrap();
+    store.set_inventory(pet.id, body(r#"{"quantity": 5}"#)).await.unwrap();
+    let cashier = store.acting(acting_as(&ana));
+    let order = cashier.place_order(body(&format!(r#"{{"petId": {}}}"#, pet.id))).await.unwrap();
+    let completed = cashier.update_order(order.id, body(r#"{"complete": true}"#)).await.unwrap();
+    assert_eq!(completed.completed_by, Some(acting_as(&ana)));
+    assert_eq!(entries(&store, ActivityKind::OrderCompleted).await.len(), 1);
+
+    let refused = cashier.update_order(order.id, body(r#"{"complete": false}"#)).await.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::PermissionDenied);
+    assert!(refused.message.contains("cashier Ana may not reopen completed orders"), "{}", refused.message);
+    let key = IdempotencyKey::new("till-1", "reopen").unwrap();
+    let write = CounterWrite::Update { order: order.id, patch: body(r#"{"complete": false}"#) };
+    let kept = cashier.once(key, write, chrono::Utc::now()).await.unwrap();
+    assert_eq!(kept.outcome.unwrap_err().code, ErrorCode::PermissionDenied, "through a key too");
+    assert_eq!(store.get_order(order.id).await.unwrap(), completed, "changed nothing");
+    assert_eq!(store.get_inventory(pet.id).await.unwrap().quantity, 4);
+    assert!(entries(&store, ActivityKind::OrderReopened).await.is_empty());
+
+    let approved = Actor { approved_by: Some(as_ref(&mia)), ..acting_as(&ana) };
+    let reopened =
+        store.acting(approved.clone()).update_order(order.id, body(r#"{"complete": false}"#)).await.unwrap();
+    assert_eq!((reopened.complete, reopened.completed_by), (false, None));
+    let logged = entries(&store, ActivityKind::OrderReopened).await;
+    assert_eq!(logged.len(), 1);
+    assert_eq!(logged[0].actor, Some(approved));
+}
+
+/// The log by person (who acted, or who approved), by kind and by time, newest first, a
+/// page at a time with the total.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_activity_log_filters_by_person_kind_and_time_and_pages_newest_first() {
+    let Some(target) = database().await else { return };
+    let store = PgStore::connect(&target).await.unwrap();
+    let ana = store.create_staff(person("Ana", Role::Cashier), &Actor::operator()).await.unwrap();
+    let mia = store.create_staff(person("Mia", Role::Manager), &Actor::operator()).await.unwrap();
+    for name in ["Dogs", "Cats", "Birds"] {
+        store
+            .acting(acting_as(&mia))
+            .create_category(body(&format!(r#"{{"name": "{name}"}}"#)))
+            .await
+            .unwrap();
+    }
+    let approved = Actor { approved_by: Some(as_ref(&mia)), ..acting_as(&ana) };
+    store.acting(approved.clone()).create_category(body(r#"{"name": "Fish"}"#)).await.unwrap();
+    store.acting(acting_as(&ana)).put_settings(ShopSettings::defaults()).await.unwrap();
+
+    let all = store.list_activity(ActivityFilter::default(), Page::default()).await.unwrap();
+    assert_eq!(all.total, 7, "two members made, four categories, the settings");
+    assert!(all.items.windows(2).all(|w| w[0].id > w[1].id), "newest first");
+    assert_eq!(all.items[0].kind, ActivityKind::SettingsChanged);
+
+    let by_mia = ActivityFilter { staff: Some(mia.id), ..ActivityFilter::default() };
+    let page = store.list_activity(by_mia.clone(), Page::new(2, 0).unwrap()).await.unwrap();
+    assert_eq!(page.total, 4, "three of her own, one she approved");
+    let names: Vec<_> = page.items.iter().map(|e| e.detail.clone().unwrap()).collect();
+    assert_eq!(names, ["Fish", "Birds"]);
+    assert_eq!(page.items[0].actor, Some(approved));
+    let next = store.list_activity(by_mia, Page::new(2, 2).unwrap()).await.unwrap();
+    let names: Vec<_> = next.items.iter().map(|e| e.detail.clone().unwrap()).collect();
+    assert_eq!((next.total, names), (4, vec!["Cats".to_owned(), "Dogs".to_owned()]));
+
+    let by_ana = ActivityFilter { staff: Some(ana.id), ..ActivityFilter::default() };
+    assert_eq!(store.list_activity(by_ana, Page::default()).await.unwrap().total, 2);
+    let made = ActivityFilter { kind: Some(ActivityKind::StaffCreated), ..ActivityFilter::default() };
+    let made = store.list_activity(made, Page::default()).await.unwrap();
+    assert_eq!(made.total, 2);
+    assert_eq!(made.items[0].actor, Some(Actor::operator()));
+    assert!(
+        made.items.iter().all(|e| !e.detail.as_deref().unwrap_or("").contains("argon2")),
+        "never the hash"
+    );
+
+    // From inclusive, to exclusive: compared with the entries' own times (whole seconds, so
+    // several may share one).
+    let (first, last) = (all.items.last().unwrap().at, all.items[0].at);
+    let one_second = chrono::Duration::seconds(1);
+    for (from, to) in
+        [(first, last), (last, Timestamp::from(last.as_datetime() + one_second)), (first, first)]
+    {
+        let filter = ActivityFilter { from: Some(from), to: Some(to), ..ActivityFilter::default() };
+        let expected = all.items.iter().filter(|e| e.at >= from && e.at < to).count();
+        assert_eq!(store.list_activity(filter, Page::default()).await.unwrap().total, expected as u64);
+    }
+    let everything = ActivityFilter { from: Some(first), ..ActivityFilter::default() };
+    assert_eq!(store.list_activity(everything, Page::default()).await.unwrap().total, 7);
+    let before_start = ActivityFilter { to: Some(at("2000-01-01T00:00:00Z")), ..ActivityFilter::default() };
+    let none = store.list_activity(before_start, Page::default()).await.unwrap();
+    assert_eq!((none.total, none.items.len()), (0, 0));
+}
