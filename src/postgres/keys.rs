@@ -11,10 +11,11 @@ use tokio_postgres::Row;
 use tokio_postgres::error::SqlState;
 
 use super::types::col;
-use super::{PgStore, pg, violates};
+use super::{PgStore, activity, pg, violates};
 use crate::admission::WriteAdmission;
 use crate::api_key::{self, IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope};
-use crate::domain::{Actor, Name, Timestamp};
+use crate::domain::activity as log;
+use crate::domain::{ActivityKind, Actor, Name, Timestamp};
 use crate::engine::Keys;
 use crate::error::{Error, Result};
 
@@ -33,26 +34,25 @@ fn from_row(r: &Row) -> Result<KeyInfo> {
 
 #[async_trait]
 impl Keys for PgStore {
-    /// The same keys as `actor`'s. Only the handle so far: PostgreSQL logs no key writes
-    /// until its staff migration (its helper's part) lands.
+    /// The same keys, whose writes are `actor`'s in the activity log.
     fn keys_acting(&self, actor: Actor) -> Arc<dyn Keys> {
         Arc::new(PgStore { actor: Arc::new(actor), ..self.clone() })
     }
 
+    /// The key and its entry in the log, in one transaction.
     async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
         let secret = api_key::generate();
-        let conn = self.client().await?;
-        let c = &*conn;
+        let mut conn = self.client().await?;
         // Looked for first, so that a name taken does not use up an id (see categories.rs);
         // the unique index still decides between two replicas at once.
-        if let Ok(key) = get(c, name.as_str()).await {
+        if let Ok(key) = get(&*conn, name.as_str()).await {
             return Err(api_key::duplicate_name(name.as_str(), !key.is_active()));
         }
+        let tx = conn.transaction().await.map_err(pg)?;
         let sql = "INSERT INTO api_keys (name, scope, hash, prefix, created_at) VALUES ($1, $2, $3, $4, $5)";
-        WriteAdmission::begin_current()?;
-        let inserted = c
+        let inserted = tx
             .execute(
-                &c.prepare_cached(sql).await.map_err(pg)?,
+                &tx.prepare_cached(sql).await.map_err(pg)?,
                 &[
                     &name.as_str(),
                     &scope.as_str(),
@@ -63,14 +63,17 @@ impl Keys for PgStore {
             )
             .await;
         if let Err(e) = inserted {
-            // In autocommit, so the failed insert leaves the connection free to say why.
+            // The transaction is rolled back as it drops, before the look below is sent.
+            drop(tx);
             if violates(&e, &SqlState::UNIQUE_VIOLATION, "api_keys_name_key") {
-                let revoked = get(c, name.as_str()).await.is_ok_and(|key| !key.is_active());
+                let revoked = get(&*conn, name.as_str()).await.is_ok_and(|key| !key.is_active());
                 return Err(api_key::duplicate_name(name.as_str(), revoked));
             }
             return Err(pg(e));
         }
-        Ok(IssuedKey { key: get(c, name.as_str()).await?, secret: secret.into() })
+        let key = logged(&tx, get(&tx, name.as_str()).await?, ActivityKind::KeyCreated, &self.actor).await?;
+        commit(tx).await?;
+        Ok(IssuedKey { key, secret: secret.into() })
     }
 
     async fn list_keys(&self) -> Result<Vec<KeyInfo>> {
@@ -82,39 +85,35 @@ impl Keys for PgStore {
     }
 
     async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
-        let conn = self.client().await?;
-        let c = &*conn;
+        let mut conn = self.client().await?;
+        let tx = conn.transaction().await.map_err(pg)?;
         let sql = format!(
             "UPDATE api_keys SET revoked_at = $2
              WHERE lower(name COLLATE \"C\") = lower($1 COLLATE \"C\") AND revoked_at IS NULL
              RETURNING {COLUMNS}"
         );
-        // One statement in autocommit: it may be applied once sent (see `crate::admission`).
-        WriteAdmission::begin_current()?;
-        let row = c
-            .query_opt(&c.prepare_cached(&sql).await.map_err(pg)?, &[&name, &Timestamp::now().to_string()])
+        let row = tx
+            .query_opt(&tx.prepare_cached(&sql).await.map_err(pg)?, &[&name, &Timestamp::now().to_string()])
             .await
             .map_err(pg)?;
-        match row {
-            Some(row) => from_row(&row),
-            None => Err(why_not_active(c, name).await),
-        }
+        let Some(row) = row else { return Err(why_not_active(&tx, name).await) };
+        let key = logged(&tx, from_row(&row)?, ActivityKind::KeyRevoked, &self.actor).await?;
+        commit(tx).await?;
+        Ok(key)
     }
 
     async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
         let secret = api_key::generate();
-        let conn = self.client().await?;
-        let c = &*conn;
+        let mut conn = self.client().await?;
+        let tx = conn.transaction().await.map_err(pg)?;
         let sql = format!(
             "UPDATE api_keys SET hash = $2, prefix = $3, rotated_at = $4
              WHERE lower(name COLLATE \"C\") = lower($1 COLLATE \"C\") AND revoked_at IS NULL
              RETURNING {COLUMNS}"
         );
-        // One statement in autocommit: it may be applied once sent (see `crate::admission`).
-        WriteAdmission::begin_current()?;
-        let row = c
+        let row = tx
             .query_opt(
-                &c.prepare_cached(&sql).await.map_err(pg)?,
+                &tx.prepare_cached(&sql).await.map_err(pg)?,
                 &[
                     &name,
                     &&api_key::hash(&secret)[..],
@@ -124,10 +123,10 @@ impl Keys for PgStore {
             )
             .await
             .map_err(pg)?;
-        match row {
-            Some(row) => Ok(IssuedKey { key: from_row(&row)?, secret: secret.into() }),
-            None => Err(why_not_active(c, name).await),
-        }
+        let Some(row) = row else { return Err(why_not_active(&tx, name).await) };
+        let key = logged(&tx, from_row(&row)?, ActivityKind::KeyRotated, &self.actor).await?;
+        commit(tx).await?;
+        Ok(IssuedKey { key, secret: secret.into() })
     }
 
     /// The key whose secret hashes to `hash`: one indexed statement in autocommit, so it
@@ -146,6 +145,19 @@ impl Keys for PgStore {
         let scope = col::<&str>(&row, 1)?.parse().map_err(Error::internal)?;
         Ok(KeyMatch::Active(KeyHolder { id: col(&row, 3)?, name, scope }))
     }
+}
+
+/// `key`, just written, with its `kind` of entry in the log as `by`'s (the domain's words:
+/// its name and scope, never its secret).
+async fn logged(c: &impl GenericClient, key: KeyInfo, kind: ActivityKind, by: &Actor) -> Result<KeyInfo> {
+    activity::record(c, &log::key_written(kind, &key.name, key.scope.as_str(), by)).await?;
+    Ok(key)
+}
+
+/// Commits `tx` if its request is still waited for (see `crate::admission`).
+async fn commit(tx: deadpool_postgres::Transaction<'_>) -> Result<()> {
+    WriteAdmission::begin_current()?;
+    tx.commit().await.map_err(pg)
 }
 
 async fn get(c: &impl GenericClient, name: &str) -> Result<KeyInfo> {

@@ -478,3 +478,34 @@ async fn the_activity_log_filters_by_person_kind_and_time_and_pages_newest_first
     let none = store.list_activity(before_start, Page::default()).await.unwrap();
     assert_eq!((none.total, none.items.len()), (0, 0));
 }
+
+/// A key's writes through `keys_acting` are logged as the actor's (its name and scope,
+/// never its secret); a refused one logs nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn key_writes_through_keys_acting_are_logged_as_the_actors() {
+    let Some(target) = database().await else { return };
+    let store = PgStore::connect(&target).await.unwrap();
+    let owner = store.get_staff(id(1)).await.unwrap();
+    let by = acting_as(&owner);
+    let keys = store.keys_acting(by.clone());
+    let issued = keys.create_key(Name::parse("Till").unwrap(), Scope::Read).await.unwrap();
+    let taken = keys.create_key(Name::parse("TILL").unwrap(), Scope::Write).await.unwrap_err();
+    assert_eq!(taken.code, ErrorCode::DuplicateName);
+    let rotated = keys.rotate_key("till").await.unwrap();
+    keys.revoke_key("TILL").await.unwrap();
+    assert_eq!(keys.revoke_key("till").await.unwrap_err().code, ErrorCode::Gone);
+    let revoked = keys.create_key(Name::parse("till").unwrap(), Scope::Read).await.unwrap_err();
+    assert!(revoked.message.ends_with("(revoked; names are not reused)"), "{}", revoked.message);
+
+    let log = store.list_activity(ActivityFilter::default(), Page::default()).await.unwrap();
+    let kinds: Vec<_> = log.items.iter().map(|e| e.kind).collect();
+    assert_eq!(kinds, [ActivityKind::KeyRevoked, ActivityKind::KeyRotated, ActivityKind::KeyCreated]);
+    for entry in &log.items {
+        assert_eq!(entry.actor.as_ref(), Some(&by));
+        assert_eq!(entry.subject.as_ref().map(|s| s.id.as_str()), Some("Till"));
+        assert_eq!(entry.detail.as_deref(), Some("scope read"));
+        for secret in [issued.secret.expose(), rotated.secret.expose()] {
+            assert!(!format!("{entry:?}").contains(secret), "never the secret");
+        }
+    }
+}
