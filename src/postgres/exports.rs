@@ -52,5 +52,9 @@ pub(super) async fn orders_after(
         .query(&c.prepare_cached(&sql).await.map_err(pg)?, &[&after, &i64::from(limit), &from, &to])
         .await
         .map_err(pg)?;
-    rows.iter().map(|r| Ok(OrderExport { order: orders::from_row(r, 0)?, pet_name: col(r, 13)? })).collect()
+    // The pet's name follows the order's own columns, however many the order has.
+    let name_at = orders::COLUMNS.split(',').count();
+    rows.iter()
+        .map(|r| Ok(OrderExport { order: orders::from_row(r, 0)?, pet_name: col(r, name_at)? }))
+        .collect()
 }

@@ -307,6 +307,8 @@ async fn the_exports_are_rfc_4180_csv_with_formulas_defused() {
     );
     let row = lines.next().unwrap();
     assert!(row.contains(",2,249.00,498.00,true,") && row.contains(",'-Ana,") && row.ends_with(','), "{row}");
+    // The pet's name follows the order's own columns, however many the order has.
+    assert!(row.contains(&format!(",{rex},\"Rex, the \"\"good\"\" boy\",2,")), "{row}");
     let offline = lines.next().unwrap();
     assert!(offline.ends_with(&format!(",{made}")), "placedAt last: {offline}");
     assert_eq!(lines.next(), None);
