@@ -21,6 +21,24 @@ fn a_new_database_is_at_the_latest_schema_in_wal_mode() {
     assert_eq!(page_size, 2048, "a new database has the store's page size");
 }
 
+/// Every shop starts with one owner and no PIN (migration 0016), a new one as an upgraded
+/// one: the shop of one owner works without a PIN prompt, as before staff.
+#[test]
+fn a_new_database_has_the_one_owner_without_a_pin() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("new.db");
+    drop(Store::open(&path).unwrap());
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let staff: Vec<(i64, String, String, Option<String>)> = conn
+        .prepare("SELECT id, name, role, pin_hash FROM staff")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(staff, [(1, "Owner".to_owned(), "owner".to_owned(), None)]);
+}
+
 #[test]
 fn an_existing_database_keeps_its_page_size() {
     let dir = tempfile::tempdir().unwrap();

@@ -16,8 +16,10 @@ use crate::support::database::{one, stocked};
 
 /// Schema versions no released Petstore ever made: migrations 0002 and 0003 landed together
 /// (9c0e5db), so no Petstore ever made a database at version 2; migrations 0013 and 0014
-/// landed with 0015 in one submission (12 has a fixture, as does the last).
-const NEVER_RELEASED: &[usize] = &[2, 13, 14];
+/// landed with 0015 in one submission (12 has a fixture, as does the last). Version 16
+/// (staff) is not released yet: its fixture is made from the commit that releases it, with
+/// the API that serves staff, and 16 leaves this list then.
+const NEVER_RELEASED: &[usize] = &[2, 13, 14, 16];
 
 /// What one fixture holds, as recorded when it was made.
 struct Fixture {
@@ -411,6 +413,7 @@ fn check_sound_and_complete(path: &Path, f: &Fixture, backfilled: bool) {
     let trail = "SELECT count(*) FROM inventory_adjustments WHERE order_id IS NULL";
     assert_eq!(one::<i64>(&conn, trail), f.adjustments, "{file}");
     assert_eq!(one::<i64>(&conn, "SELECT sum(stock) FROM pets"), f.stock, "{file}");
+    check_before_staff(&conn, &file);
 
     let stocked = stocked(&conn);
     assert_eq!(fingerprint(&stocked), f.stocked_fingerprint, "{file}: stock + ordered, per pet");
@@ -437,6 +440,24 @@ fn check_sound_and_complete(path: &Path, f: &Fixture, backfilled: bool) {
         let last = "SELECT entity || ' ' || action FROM changes ORDER BY seq DESC LIMIT 1";
         assert_eq!(one::<String>(&conn, last), "shop reset", "{file}: the backfill's one change");
     }
+}
+
+/// Migration 0016 gave the shop its one owner, with no PIN (so a shop of one owner works as
+/// before), and left every existing record made by nobody: the shop did not know who then.
+fn check_before_staff(conn: &Connection, file: &str) {
+    let owner: (String, String, Option<String>, bool) = conn
+        .query_row("SELECT name, role, pin_hash, active FROM staff WHERE id = 1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .unwrap();
+    assert_eq!(owner, ("Owner".into(), "owner".into(), None, true), "{file}: the owner every shop starts with");
+    assert_eq!(one::<i64>(conn, "SELECT count(*) FROM staff"), 1, "{file}");
+    let attributed = "SELECT count(*) FROM orders
+                      WHERE placed_by IS NOT NULL OR completed_by IS NOT NULL OR cancelled_by IS NOT NULL";
+    assert_eq!(one::<i64>(conn, attributed), 0, "{file}: orders from before staff name nobody");
+    let made = "SELECT count(*) FROM inventory_adjustments WHERE made_by IS NOT NULL";
+    assert_eq!(one::<i64>(conn, made), 0, "{file}: adjustments from before staff name nobody");
+    assert_eq!(one::<i64>(conn, "SELECT count(*) FROM activity"), 0, "{file}: the log starts empty");
 }
 
 /// The named keys are all there, as they were, and each secret still authenticates (or is
