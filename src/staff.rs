@@ -10,9 +10,7 @@ use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, Salt
 use argon2::{Algorithm, Argon2, Params, Version};
 use serde::Serialize;
 
-use crate::domain::{
-    Actor, Permission, Pin, StaffId, StaffMember, StaffRef, Timestamp, WRONG_PIN_DELAY,
-};
+use crate::domain::{Actor, Permission, Pin, StaffId, StaffMember, StaffRef, Timestamp, WRONG_PIN_DELAY};
 use crate::engine::{NewSession, PinRecord, SessionPurpose, Staff};
 use crate::error::{Error, ErrorCode, Result};
 
@@ -39,7 +37,10 @@ pub fn hash_pin_blocking(pin: &Pin) -> Result<String> {
     let mut salt = [0u8; 16];
     getrandom::fill(&mut salt).map_err(Error::internal)?;
     let salt = SaltString::encode_b64(&salt).map_err(Error::internal)?;
-    argon2().hash_password(pin.digits().as_bytes(), &salt).map(|hash| hash.to_string()).map_err(Error::internal)
+    argon2()
+        .hash_password(pin.digits().as_bytes(), &salt)
+        .map(|hash| hash.to_string())
+        .map_err(Error::internal)
 }
 
 /// [`hash_pin_blocking`] on a blocking thread.
@@ -77,8 +78,7 @@ pub fn new_token() -> (String, [u8; 32]) {
 /// else, which no session can match.
 pub fn token_hash(token: &str) -> Option<[u8; 32]> {
     let digits = token.strip_prefix(TOKEN_PREFIX)?;
-    (digits.len() == 64 && digits.bytes().all(|b| b.is_ascii_hexdigit()))
-        .then(|| crate::api_key::hash(token))
+    (digits.len() == 64 && digits.bytes().all(|b| b.is_ascii_hexdigit())).then(|| crate::api_key::hash(token))
 }
 
 /// A sign-in that worked: the token, shown this once.
@@ -198,8 +198,7 @@ pub async fn sign_in(
     let (token, token_hash) = new_token();
     let lasts = chrono::Duration::from_std(purpose.lasts()).expect("hours fit");
     let expires_at = Timestamp::from(now.as_datetime() + lasts);
-    db.sign_in(NewSession { token_hash, staff: id, purpose: purpose.into(), expires_at }, &as_member)
-        .await?;
+    db.sign_in(NewSession { token_hash, staff: id, purpose: purpose.into(), expires_at }, &as_member).await?;
     Ok(SignedIn { token, staff: record.member, purpose, expires_at })
 }
 
@@ -262,4 +261,3 @@ fn locked(member: &StaffMember, now: Timestamp) -> Option<Refusal> {
 pub fn staff_ref(member: &StaffMember) -> StaffRef {
     StaffRef { id: member.id, name: member.name.clone(), role: member.role }
 }
-

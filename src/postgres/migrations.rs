@@ -21,6 +21,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0009_orders_placed_at.sql"),
     include_str!("../../migrations/postgres/0010_reports_scope.sql"),
     include_str!("../../migrations/postgres/0011_idempotency_scoped_by_identity.sql"),
+    include_str!("../../migrations/postgres/0013_till_scope.sql"),
 ];
 
 /// The schema version this Petstore makes and understands.

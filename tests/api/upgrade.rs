@@ -19,7 +19,7 @@ use crate::support::database::{one, stocked};
 /// landed with 0015 in one submission (12 has a fixture, as does the last). Version 16
 /// (staff) is not released yet: its fixture is made from the commit that releases it, with
 /// the API that serves staff, and 16 leaves this list then.
-const NEVER_RELEASED: &[usize] = &[2, 13, 14, 16];
+const NEVER_RELEASED: &[usize] = &[2, 13, 14, 16, 17];
 
 /// What one fixture holds, as recorded when it was made.
 struct Fixture {
@@ -450,7 +450,11 @@ fn check_before_staff(conn: &Connection, file: &str) {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
         })
         .unwrap();
-    assert_eq!(owner, ("Owner".into(), "owner".into(), None, true), "{file}: the owner every shop starts with");
+    assert_eq!(
+        owner,
+        ("Owner".into(), "owner".into(), None, true),
+        "{file}: the owner every shop starts with"
+    );
     assert_eq!(one::<i64>(conn, "SELECT count(*) FROM staff"), 1, "{file}");
     let attributed = "SELECT count(*) FROM orders
                       WHERE placed_by IS NOT NULL OR completed_by IS NOT NULL OR cancelled_by IS NOT NULL";
