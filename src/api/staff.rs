@@ -18,7 +18,7 @@ use crate::domain::{
     Actor, NewStaffMember, Permission::ManageStaff, Pin, StaffId, StaffMember, StaffPatch, Timestamp,
 };
 use crate::engine::{NewStaffRow, StaffChange};
-use crate::error::{Error, ErrorCode};
+use crate::error::Error;
 use crate::staff::{Purpose, hash_pin, sign_in};
 
 pub(super) fn routes(r: Routes) -> Routes {
@@ -102,16 +102,21 @@ async fn start_session(
     }
 }
 
-/// `GET /staff/sessions/current`'s answer: who is signed in.
+/// `GET /staff/sessions/current`'s answer: who is signed in; nobody without a session.
 #[derive(Debug, Serialize)]
 struct Current {
-    staff: StaffMember,
+    staff: Option<StaffMember>,
 }
 
+/// Who the session in `Petstore-Staff` signs in: nobody without the header (a till that
+/// has no one signed in asks too), `unauthorized` for a session that is no longer good, so
+/// the till knows to ask for a PIN again.
 async fn current_session(State(s): State<AppState>, headers: HeaderMap) -> ApiResult<impl IntoResponse> {
     let staff = s.staff.get()?;
-    let who = find(staff, session_token(&headers)?, STAFF_HEADER, Timestamp::from(s.clock.now())).await?;
-    Ok(Json(Current { staff: staff.get_staff(who.id).await? }))
+    let Some(token) = headers.get(STAFF_HEADER) else { return Ok(Json(Current { staff: None })) };
+    let token = token.to_str().unwrap_or("").trim();
+    let who = find(staff, token, STAFF_HEADER, Timestamp::from(s.clock.now())).await?;
+    Ok(Json(Current { staff: Some(staff.get_staff(who.id).await?) }))
 }
 
 /// Signs out: the session in `Petstore-Staff` ends. One already ended is no error, so a
@@ -124,11 +129,11 @@ async fn end_session(State(s): State<AppState>, headers: HeaderMap) -> ApiResult
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// The token of `Petstore-Staff`, which these operations are about.
+/// The token of `Petstore-Staff`, which these operations are about. Without one the request
+/// is malformed (`invalid_parameter`), not unauthenticated: its key was right, and a session
+/// that is there but not valid is the one answered `unauthorized`.
 fn session_token(headers: &HeaderMap) -> Result<&str, Error> {
-    headers
-        .get(STAFF_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .ok_or_else(|| Error::new(ErrorCode::Unauthorized, "send the session as Petstore-Staff: pss_…"))
+    headers.get(STAFF_HEADER).and_then(|v| v.to_str().ok()).map(str::trim).ok_or_else(|| {
+        Error::invalid_parameter("this operation is about a staff session: send it as Petstore-Staff: pss_…")
+    })
 }
