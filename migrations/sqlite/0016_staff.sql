@@ -43,8 +43,10 @@ CREATE INDEX staff_sessions_by_expiry ON staff_sessions (expires_at);
 
 -- The activity log: one row per write of the shop, written in the write's own transaction.
 -- `actor` is the whole domain::Actor as JSON (as the records below keep it); `staff_id` and
--- `approver_id` are its people, for the filter by person. The log reads newest first, by
--- id. Placing an order writes a row here, so the indexes are few and the person indexes
+-- `approver_id` are its people, for the filter by person, with no foreign key: a till's
+-- mirror keeps this schema too, and logs what its server's staff did there, whom its own
+-- staff table does not hold (staff are never deleted, so on a shop's own database every id
+-- stays a member's). The log reads newest first, by id. Placing an order writes a row here, so the indexes are few and the person indexes
 -- partial: a write by a key acting as itself (no staff) costs only the table's own row.
 CREATE TABLE activity (
     id             INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -52,8 +54,8 @@ CREATE TABLE activity (
     kind           TEXT NOT NULL,
     subject_entity TEXT,
     subject_id     TEXT,
-    staff_id       INTEGER REFERENCES staff (id),
-    approver_id    INTEGER REFERENCES staff (id),
+    staff_id       INTEGER,
+    approver_id    INTEGER,
     actor          TEXT,
     detail         TEXT
 );

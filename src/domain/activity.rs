@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Actor, StaffId, Timestamp};
+use super::{Actor, NewInventoryAdjustment, Order, OrderId, PetId, StaffId, StaffMember, Timestamp};
 use crate::error::{Error, ErrorCode, Result};
 
 macro_rules! activity_kinds {
@@ -134,6 +134,170 @@ impl NewActivity {
     pub fn staff_ids(&self) -> (Option<StaffId>, Option<StaffId>) {
         (self.actor.staff.as_ref().map(|s| s.id), self.actor.approved_by.as_ref().map(|s| s.id))
     }
+}
+
+/// The entities an entry can be about, by their names in the log.
+pub mod entity {
+    pub const PET: &str = "pet";
+    pub const CATEGORY: &str = "category";
+    pub const ORDER: &str = "order";
+    pub const KEY: &str = "key";
+    pub const STAFF: &str = "staff";
+    pub const SETTINGS: &str = "settings";
+}
+
+/// The entry of an order just placed: what and how many, and whether it was a counter sale.
+pub fn order_placed(order: &Order, actor: &Actor) -> NewActivity {
+    let sale = if order.complete { "counter sale: " } else { "" };
+    NewActivity::new(ActivityKind::OrderPlaced, actor)
+        .on(entity::ORDER, order.id)
+        .detail(format!("{sale}{} × pet {}", order.quantity, order.pet_id))
+}
+
+/// What a change of an order (`PATCH`) did, judged by its `complete` before and after: an
+/// open order completed, a completed one reopened, or anything else about it changed.
+pub fn order_update_kind(before: &Order, after: &Order) -> ActivityKind {
+    match (before.complete, after.complete) {
+        (false, true) => ActivityKind::OrderCompleted,
+        (true, false) => ActivityKind::OrderReopened,
+        _ => ActivityKind::OrderUpdated,
+    }
+}
+
+/// The entry of a change of an order, `before` and `after` it: its kind
+/// ([`order_update_kind`]), and a new quantity in the detail.
+pub fn order_updated(before: &Order, after: &Order, actor: &Actor) -> NewActivity {
+    let entry = NewActivity::new(order_update_kind(before, after), actor).on(entity::ORDER, after.id);
+    if before.quantity != after.quantity {
+        entry.detail(format!("quantity {} → {}", before.quantity, after.quantity))
+    } else {
+        entry
+    }
+}
+
+pub fn order_cancelled(order: OrderId, actor: &Actor) -> NewActivity {
+    NewActivity::new(ActivityKind::OrderCancelled, actor).on(entity::ORDER, order)
+}
+
+pub fn order_deleted(order: OrderId, actor: &Actor) -> NewActivity {
+    NewActivity::new(ActivityKind::OrderDeleted, actor).on(entity::ORDER, order)
+}
+
+/// The entry of an adjustment of pet `pet`'s stock: "+3 delivery", "-1 broken cage".
+pub fn stock_adjusted(pet: PetId, adjustment: &NewInventoryAdjustment, actor: &Actor) -> NewActivity {
+    NewActivity::new(ActivityKind::StockAdjusted, actor).on(entity::PET, pet).detail(format!(
+        "{:+} {}",
+        adjustment.delta.get(),
+        adjustment.reason.as_str()
+    ))
+}
+
+/// The entry of a count of pet `pet`'s stock: "12 (was 9)".
+pub fn stock_counted(pet: PetId, before: i64, counted: i64, actor: &Actor) -> NewActivity {
+    NewActivity::new(ActivityKind::StockCounted, actor)
+        .on(entity::PET, pet)
+        .detail(format!("{counted} (was {before})"))
+}
+
+/// The entry of a pet created, changed or deleted (`kind`), named when it still has a name.
+pub fn pet_written(kind: ActivityKind, pet: PetId, name: Option<&str>, actor: &Actor) -> NewActivity {
+    let entry = NewActivity::new(kind, actor).on(entity::PET, pet);
+    match name {
+        Some(name) => entry.detail(name),
+        None => entry,
+    }
+}
+
+/// The entry of a category created, changed or deleted (`kind`).
+pub fn category_written(
+    kind: ActivityKind,
+    category: impl fmt::Display,
+    name: Option<&str>,
+    actor: &Actor,
+) -> NewActivity {
+    let entry = NewActivity::new(kind, actor).on(entity::CATEGORY, category);
+    match name {
+        Some(name) => entry.detail(name),
+        None => entry,
+    }
+}
+
+/// The entry of an import: how many pets, and the categories made for it.
+pub fn pets_imported(pets: u64, categories_created: usize, actor: &Actor) -> NewActivity {
+    let categories = match categories_created {
+        0 => String::new(),
+        1 => ", 1 new category".to_owned(),
+        n => format!(", {n} new categories"),
+    };
+    NewActivity::new(ActivityKind::PetsImported, actor).detail(format!("{pets} pets{categories}"))
+}
+
+pub fn settings_changed(actor: &Actor) -> NewActivity {
+    NewActivity::new(ActivityKind::SettingsChanged, actor).on(entity::SETTINGS, "shop")
+}
+
+/// The entry of a key created, rotated or revoked (`kind`): its name is its id, its scope
+/// the detail. Never its secret.
+pub fn key_written(kind: ActivityKind, name: &str, scope: &str, actor: &Actor) -> NewActivity {
+    NewActivity::new(kind, actor).on(entity::KEY, name).detail(format!("scope {scope}"))
+}
+
+/// The entry of a staff member added: their name and role. Never their PIN.
+pub fn staff_created(member: &StaffMember, actor: &Actor) -> NewActivity {
+    NewActivity::new(ActivityKind::StaffCreated, actor).on(entity::STAFF, member.id).detail(format!(
+        "{} {}",
+        member.role,
+        member.name.as_str()
+    ))
+}
+
+/// The entry of a change of a staff member, `before` and `after` it, saying what changed
+/// in words: "role cashier → manager, PIN changed". Never the PIN nor its hash.
+pub fn staff_updated(
+    before: &StaffMember,
+    after: &StaffMember,
+    pin_changed: bool,
+    actor: &Actor,
+) -> NewActivity {
+    let mut changes = Vec::new();
+    if before.name != after.name {
+        changes.push(format!("name {} → {}", before.name.as_str(), after.name.as_str()));
+    }
+    if before.role != after.role {
+        changes.push(format!("role {} → {}", before.role, after.role));
+    }
+    if pin_changed {
+        changes.push("PIN changed".to_owned());
+    }
+    if before.active != after.active {
+        changes.push(if after.active { "reactivated" } else { "deactivated" }.to_owned());
+    }
+    let entry = NewActivity::new(ActivityKind::StaffUpdated, actor).on(entity::STAFF, after.id);
+    if changes.is_empty() { entry } else { entry.detail(changes.join(", ")) }
+}
+
+/// The entry of a sign-in of `member`, for a shift or an approval (`purpose`).
+pub fn signed_in(member: StaffId, purpose: &str, actor: &Actor) -> NewActivity {
+    NewActivity::new(ActivityKind::SignedIn, actor).on(entity::STAFF, member).detail(purpose)
+}
+
+/// The entries of a wrong PIN typed for `member`, the `failures`-th in a row: `pin_refused`,
+/// and `staff_locked_out` when it locked them out until `locked_until`.
+pub fn pin_refused(
+    member: StaffId,
+    failures: u32,
+    locked_until: Option<Timestamp>,
+    actor: &Actor,
+) -> Vec<NewActivity> {
+    let refused = NewActivity::new(ActivityKind::PinRefused, actor)
+        .on(entity::STAFF, member)
+        .detail(format!("{failures} wrong in a row"));
+    let locked = locked_until.map(|until| {
+        NewActivity::new(ActivityKind::StaffLockedOut, actor)
+            .on(entity::STAFF, member)
+            .detail(format!("until {until}"))
+    });
+    std::iter::once(refused).chain(locked).collect()
 }
 
 /// `GET /activity`'s filters: by person (as the one who acted or who approved), by kind,

@@ -10,7 +10,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Order, OrderId, PetId, Timestamp};
+use super::{Actor, Order, OrderId, PetId, Timestamp};
 
 /// A row of the audit trail (`inventory_adjustments`) as an engine writes it: `pet`'s stock
 /// moved by `delta` to `after` for `reason`; `order` names the order whose quantity changed.
@@ -94,6 +94,10 @@ pub struct StockEntry {
     pub order_id: Option<OrderId>,
     /// The stock right after this entry.
     pub stock_after: i64,
+    /// Who made it (placed, completed or cancelled the order, or counted or adjusted the
+    /// stock); null for what was done before the shop kept staff.
+    #[serde(default)]
+    pub by: Option<Actor>,
 }
 
 /// The entries of pet `{pet}` (a bound parameter), in one statement both engines run: the
@@ -104,25 +108,26 @@ pub struct StockEntry {
 const ENTRIES: &str = "
     SELECT CASE WHEN a.order_id IS NULL THEN 'adjusted' ELSE 'order_changed' END AS kind,
            a.delta AS delta, a.created_at AS at, a.reason AS reason, a.order_id AS order_id,
-           CASE WHEN a.order_id IS NULL THEN 0 ELSE 2 END AS rank, a.id AS tie
+           CASE WHEN a.order_id IS NULL THEN 0 ELSE 2 END AS rank, a.id AS tie, a.made_by AS made_by
       FROM inventory_adjustments a WHERE a.pet_id = {pet}
     UNION ALL
     SELECT CASE WHEN o.complete AND o.completed_at = coalesce(o.placed_at, o.created_at) THEN 'counter_sale' ELSE 'order_placed' END,
            CAST(-(o.quantity + coalesce((SELECT sum(c.delta) FROM inventory_adjustments c
                                           WHERE c.order_id = o.id), 0)) AS bigint),
-           o.created_at, NULL, o.id, 1, o.id
+           o.created_at, NULL, o.id, 1, o.id, o.placed_by
       FROM orders o WHERE o.pet_id = {pet}
     UNION ALL
-    SELECT 'order_completed', 0, o.completed_at, NULL, o.id, 3, o.id
+    SELECT 'order_completed', 0, o.completed_at, NULL, o.id, 3, o.id, o.completed_by
       FROM orders o
      WHERE o.pet_id = {pet} AND o.completed_at IS NOT NULL AND o.completed_at <> coalesce(o.placed_at, o.created_at)
     UNION ALL
-    SELECT 'order_cancelled', o.quantity, o.cancelled_at, NULL, o.id, 4, o.id
+    SELECT 'order_cancelled', o.quantity, o.cancelled_at, NULL, o.id, 4, o.id, o.cancelled_by
       FROM orders o WHERE o.pet_id = {pet} AND o.cancelled_at IS NOT NULL";
 
 /// The history's statements for an engine whose placeholders for the pet, the limit and the
 /// offset are `pet`, `limit` and `offset`: how many entries there are, and one page of
-/// them, newest first, columns kind, delta, at, reason, order_id, stock_after.
+/// them, newest first, columns kind, delta, at, reason, order_id, stock_after, made_by (who,
+/// as the record keeps it: the actor's JSON, or NULL before staff).
 pub fn history_sql(pet: &str, limit: &str, offset: &str) -> (String, String) {
     let entries = ENTRIES.replace("{pet}", pet);
     let count = format!("WITH entries AS ({entries}) SELECT count(*) FROM entries");
@@ -132,6 +137,8 @@ pub fn history_sql(pet: &str, limit: &str, offset: &str) -> (String, String) {
                 (SELECT stock FROM pets WHERE id = {pet})
                   - CAST(coalesce(sum(delta) OVER (ORDER BY at DESC, rank DESC, tie DESC
                                                    ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS bigint)
+                  AS stock_after,
+                made_by
            FROM entries ORDER BY at DESC, rank DESC, tie DESC LIMIT {limit} OFFSET {offset}"
     );
     (count, page)

@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use super::{AdjustmentId, PetId, PetStatus, Reason, Timestamp};
+use super::{Actor, AdjustmentId, PetId, PetStatus, Reason, Timestamp};
 use crate::error::Error;
 
 bounded_int! {
@@ -79,6 +79,9 @@ pub struct InventoryAdjustment {
     pub reason: String,
     pub quantity_after: i64,
     pub created_at: Timestamp,
+    /// Who made it; null for an adjustment made before the shop kept staff.
+    #[serde(default)]
+    pub made_by: Option<Actor>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]

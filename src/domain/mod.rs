@@ -3,7 +3,7 @@
 
 #[macro_use]
 mod bounded;
-mod activity;
+pub mod activity;
 mod category;
 mod counter;
 mod csv_cell;
@@ -63,7 +63,7 @@ pub use settings::{Currency, LowStockBelow, ShopSettings, TimeZone};
 pub use shop_days::{DaySpan, day_spans};
 pub use staff::{
     Actor, NewStaffMember, PIN_LOCK, PIN_LOCK_MAX, PIN_TRIES, Permission, Pin, Role, StaffMember, StaffPatch,
-    StaffRef, WRONG_PIN_DELAY, keep_an_owner, lock_after,
+    StaffRef, WRONG_PIN_DELAY, duplicate_staff_name, keep_an_owner, lock_after, staff_name_key,
 };
 pub use text::{
     Description, Name, ONE_TYPO_FROM, Phone, Reason, Sku, fold, fold_sku, like_contains, like_halves,

@@ -1,6 +1,8 @@
 use serde::{Deserialize, Serialize};
 
-use super::{Description, Money, Name, OrderId, PetId, Phone, Price, Timestamp, double_option, not_null};
+use super::{
+    Actor, Description, Money, Name, OrderId, PetId, Phone, Price, Timestamp, double_option, not_null,
+};
 
 bounded_int! {
     /// How many of a pet one order takes.
@@ -104,6 +106,14 @@ pub struct Order {
     pub note: Option<String>,
     /// When it was cancelled: the order is kept for the record, its stock returned.
     pub cancelled_at: Option<Timestamp>,
+    /// Who placed it, completed it and cancelled it: null for what was done before the
+    /// shop kept staff (and for what was not done).
+    #[serde(default)]
+    pub placed_by: Option<Actor>,
+    #[serde(default)]
+    pub completed_by: Option<Actor>,
+    #[serde(default)]
+    pub cancelled_by: Option<Actor>,
 }
 
 impl NewOrder {
@@ -125,6 +135,9 @@ impl NewOrder {
             customer_phone: self.customer_phone.as_ref().map(|p| p.as_str().to_owned()),
             note: self.note.as_ref().map(|n| n.as_str().to_owned()),
             cancelled_at: None,
+            placed_by: None,
+            completed_by: None,
+            cancelled_by: None,
         }
     }
 }
@@ -154,6 +167,13 @@ pub fn shipped_at(planned: Option<Timestamp>, completed_at: Timestamp) -> Timest
 }
 
 impl Order {
+    /// This order, just placed, as `actor`'s: who placed it, and who completed it when it
+    /// is a counter sale (placed and completed in one step).
+    pub fn placed_by(self, actor: &Actor) -> Self {
+        let completed_by = self.complete.then(|| actor.clone());
+        Self { placed_by: Some(actor.clone()), completed_by, ..self }
+    }
+
     /// `unit_price` times `quantity`.
     pub fn total_of(unit_price: Option<Price>, quantity: i64) -> Option<Money> {
         unit_price.and_then(|p| p.money().times(quantity))

@@ -7,13 +7,15 @@
 //! The status rules themselves are `status_rules.rs`'s; the stock to write and the status
 //! it moves to are a [`StockChange`].
 
+use super::activity::{self, NewActivity};
 use super::status_rules::{
     Deletion, NamedPet, PatchKind, StockEvent, deletion, ensure_available, ensure_open, ensure_stock,
     patch_kind,
 };
 use super::stock_plan::{PetStock, StockChange};
 use super::{
-    AuditRecord, NewOrder, Order, OrderId, OrderPatch, PetId, PetStatus, Price, Timestamp, fold, shipped_at,
+    Actor, AuditRecord, NewOrder, Order, OrderId, OrderPatch, Permission, PetId, PetStatus, Price, Timestamp,
+    fold, shipped_at,
 };
 use crate::error::{Error, ErrorCode, Result};
 
@@ -107,6 +109,11 @@ pub struct OrderPlan {
     pub stock: Option<StockChange>,
     /// A deletion: the row stays, stamped, for the shop's records.
     pub deleted_at: Option<Timestamp>,
+    /// What the change needs the person making it to be allowed beyond selling: reopening
+    /// a completed order takes back completed work ([`Permission::ReopenOrders`]).
+    pub needs: Option<Permission>,
+    /// The activity log's entry, when [`plan_by`] made the plan and the change writes.
+    pub activity: Option<NewActivity>,
 }
 
 impl OrderPlan {
@@ -116,7 +123,15 @@ impl OrderPlan {
     }
 
     fn unchanged(order: Order) -> Self {
-        Self { order, writes_order: false, audit: None, stock: None, deleted_at: None }
+        Self {
+            order,
+            writes_order: false,
+            audit: None,
+            stock: None,
+            deleted_at: None,
+            needs: None,
+            activity: None,
+        }
     }
 }
 
@@ -144,6 +159,42 @@ pub fn plan(
     }
 }
 
+/// [`plan`] as `actor`'s change: refused with `permission_denied` when the plan
+/// [`needs`](OrderPlan::needs) what the actor may not do (before anything is written), the
+/// order stamped with who completed or cancelled it (a reopened order was completed by
+/// nobody), and the activity log's entry of it. Each engine calls it inside the write's
+/// transaction with the handle's actor.
+pub fn plan_by(
+    order: Order,
+    change: OrderChange<'_>,
+    pet: Option<&PetStock>,
+    now: Timestamp,
+    actor: &Actor,
+) -> Result<OrderPlan> {
+    let before = order.clone();
+    let mut plan = plan(order, change, pet, now)?;
+    if let Some(permission) = plan.needs {
+        actor.check(permission)?;
+    }
+    let after = &mut plan.order;
+    match (before.complete, after.complete) {
+        (false, true) => after.completed_by = Some(actor.clone()),
+        (true, false) => after.completed_by = None,
+        _ => {}
+    }
+    if before.cancelled_at.is_none() && after.cancelled_at.is_some() {
+        after.cancelled_by = Some(actor.clone());
+    }
+    plan.activity = match change {
+        OrderChange::Update(_) => {
+            plan.writes_order.then(|| activity::order_updated(&before, &plan.order, actor))
+        }
+        OrderChange::Cancel => Some(activity::order_cancelled(before.id, actor)),
+        OrderChange::Delete => Some(activity::order_deleted(before.id, actor)),
+    };
+    Ok(plan)
+}
+
 /// The pet of an order whose stock the change moves: an order always has one (a pet with
 /// orders cannot be deleted).
 fn pet_of(pet: Option<&PetStock>) -> Result<&PetStock> {
@@ -164,7 +215,12 @@ fn update(order: Order, patch: &OrderPatch, pet: Option<&PetStock>, now: Timesta
         let pet = pet_of(pet)?;
         let stock = StockChange::new(pet, pet.stock, StockEvent::Reopened, now)?;
         let order = Order { complete: false, completed_at: None, ..order };
-        return Ok(OrderPlan { stock: Some(stock), writes_order: true, ..OrderPlan::unchanged(order) });
+        return Ok(OrderPlan {
+            stock: Some(stock),
+            writes_order: true,
+            needs: Some(Permission::ReopenOrders),
+            ..OrderPlan::unchanged(order)
+        });
     }
 
     let mut after = order.clone();
@@ -214,7 +270,7 @@ fn update(order: Order, patch: &OrderPatch, pet: Option<&PetStock>, now: Timesta
         });
         writes_order = true;
     }
-    Ok(OrderPlan { order: after, writes_order, audit, stock, deleted_at: None })
+    Ok(OrderPlan { order: after, writes_order, audit, stock, deleted_at: None, needs: None, activity: None })
 }
 
 #[cfg(test)]

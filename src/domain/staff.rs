@@ -249,6 +249,20 @@ pub fn keep_an_owner(owners_left: u64) -> Result<()> {
     Ok(())
 }
 
+/// What staff names are compared by: two members may not have names that differ only in
+/// case ("Ana" and "ANA"), so that a till's list never shows two of one name.
+pub fn staff_name_key(name: &Name) -> String {
+    name.as_str().to_lowercase()
+}
+
+/// The refusal of a second staff member named `name` (ignoring case).
+pub fn duplicate_staff_name(name: &Name) -> Error {
+    Error::conflict(
+        ErrorCode::DuplicateName,
+        format!("a staff member named {:?} already exists", name.as_str()),
+    )
+}
+
 /// A staff member as a record names them: the id, and the name and role they had then.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

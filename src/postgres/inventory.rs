@@ -150,6 +150,8 @@ pub(super) async fn adjustments(
             reason: col(r, 4)?,
             quantity_after: col(r, 5)?,
             created_at: col(r, 6)?,
+            // Who: kept by PostgreSQL's staff migration, which its engine reads from then on.
+            made_by: None,
         })
     })
     .await
@@ -177,6 +179,8 @@ pub(super) async fn history(c: &impl GenericClient, pet: PetId, page: Page) -> R
                 reason: col(r, 3)?,
                 order_id: col(r, 4)?,
                 stock_after: col(r, 5)?,
+                // Who: kept by PostgreSQL's staff migration, which its engine reads from then on.
+                by: None,
             })
         })
         .collect::<Result<_>>()?;

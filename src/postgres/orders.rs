@@ -52,6 +52,10 @@ pub(super) fn from_row(r: &Row, at: usize) -> Result<Order> {
         customer_phone: col(r, at + 9)?,
         note: col(r, at + 10)?,
         cancelled_at: col(r, at + 11)?,
+        // Who: kept by PostgreSQL's staff migration, which its engine reads from then on.
+        placed_by: None,
+        completed_by: None,
+        cancelled_by: None,
     })
 }
 

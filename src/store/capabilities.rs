@@ -61,18 +61,19 @@ impl Imports for Store {
         create_categories: bool,
         dry_run: bool,
     ) -> Result<ImportReport> {
+        let by = self.actor.clone();
         if dry_run {
             return self
                 .exclusive(move |conn| {
                     let tx = conn.transaction()?;
-                    let report = imports::import(&tx, &rows, create_categories)?;
+                    let report = imports::import(&tx, &rows, create_categories, &by)?;
                     tx.rollback()?;
                     Ok(ImportReport { dry_run: true, ..report })
                 })
                 .await;
         }
         let report =
-            self.write(Change::Pets, move |tx| imports::import(tx, &rows, create_categories)).await?;
+            self.write(Change::Pets, move |tx| imports::import(tx, &rows, create_categories, &by)).await?;
         for change in [Change::Categories, Change::Inventory] {
             self.announce(change);
         }

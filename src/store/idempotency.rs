@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{Store, inventory, orders};
-use crate::domain::{CounterAnswer, CounterWrite, Timestamp};
+use crate::domain::{Actor, CounterAnswer, CounterWrite, Timestamp};
 use crate::error::Result;
 #[cfg(doc)]
 use crate::idempotency::KEY_LIFETIME;
@@ -33,21 +33,23 @@ pub(super) async fn once(
     now: DateTime<Utc>,
 ) -> Result<Once<CounterAnswer>> {
     let request = Request::of(&write)?;
-    store.write(write.change(), move |tx| run_once(tx, &key, &request, now, |c| apply(c, write))).await
+    let by = store.actor.clone();
+    store.write(write.change(), move |tx| run_once(tx, &key, &request, now, |c| apply(c, write, &by))).await
 }
 
-/// `write` by the shop's rules, on the writer's connection.
-fn apply(c: &Connection, write: CounterWrite) -> Result<CounterAnswer> {
+/// `write` by the shop's rules, as `by`'s, on the writer's connection. A retry answered
+/// from the record never comes here, so it records nothing new (nor logs anything).
+fn apply(c: &Connection, write: CounterWrite, by: &Actor) -> Result<CounterAnswer> {
     Ok(match write {
-        CounterWrite::Place(new) => CounterAnswer::Order(orders::place(c, &new)?),
-        CounterWrite::Update { order, patch } => CounterAnswer::Order(orders::update(c, order, &patch)?),
-        CounterWrite::Cancel(order) => CounterAnswer::Order(orders::cancel(c, order)?),
+        CounterWrite::Place(new) => CounterAnswer::Order(orders::place(c, &new, by)?),
+        CounterWrite::Update { order, patch } => CounterAnswer::Order(orders::update(c, order, &patch, by)?),
+        CounterWrite::Cancel(order) => CounterAnswer::Order(orders::cancel(c, order, by)?),
         CounterWrite::Delete(order) => {
-            orders::delete(c, order)?;
+            orders::delete(c, order, by)?;
             CounterAnswer::Done
         }
         CounterWrite::Adjust { pet, adjustment } => {
-            CounterAnswer::Item(inventory::adjust(c, pet, &adjustment)?)
+            CounterAnswer::Item(inventory::adjust(c, pet, &adjustment, by)?)
         }
     })
 }

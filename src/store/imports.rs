@@ -8,10 +8,19 @@ use std::collections::{HashMap, HashSet};
 use rusqlite::{Connection, OptionalExtension, params};
 
 use super::{categories, pets};
-use crate::domain::{CategoryId, ImportPlan, ImportReport, ImportRow, NewCategory};
+use crate::domain::{
+    Actor, CategoryId, ImportPlan, ImportReport, ImportRow, NewCategory, Timestamp, activity,
+};
 use crate::error::Result;
 
-pub(super) fn import(tx: &Connection, rows: &[ImportRow], create_categories: bool) -> Result<ImportReport> {
+/// The import as `by`'s: the stock's audit records name them, and the log has one entry
+/// for the whole file.
+pub(super) fn import(
+    tx: &Connection,
+    rows: &[ImportRow],
+    create_categories: bool,
+    by: &Actor,
+) -> Result<ImportReport> {
     // In-process lookups cost microseconds: one by one, with a cached statement.
     let mut existing = HashMap::new();
     let mut find = tx.prepare_cached("SELECT id FROM categories WHERE name_folded = ?1")?;
@@ -41,10 +50,13 @@ pub(super) fn import(tx: &Connection, rows: &[ImportRow], create_categories: boo
         let pet = pets::insert(tx, &new).map_err(|e| ImportPlan::pet_refused(row, e))?;
         if let Some(stock) = row.stock.map(|s| s.get()).filter(|&s| s > 0) {
             set_stock.execute(params![pet, stock])?;
-            super::inventory::record_import(tx, pet, stock)?;
+            super::inventory::record_import(tx, pet, stock, by)?;
         }
     }
-    Ok(plan.report(false))
+    let report = plan.report(false);
+    let entry = activity::pets_imported(report.pets, report.categories_created.len(), by);
+    super::activity::record(tx, &entry, Timestamp::now())?;
+    Ok(report)
 }
 
 #[cfg(test)]
@@ -65,12 +77,12 @@ mod tests {
         let rows = parse_pets_csv(file.as_bytes()).unwrap();
 
         let tx = conn.transaction().unwrap();
-        let refused = import(&tx, &rows, false).unwrap_err();
+        let refused = import(&tx, &rows, false, &Actor::operator()).unwrap_err();
         assert_eq!(refused.message.split(':').next(), Some("line 2, column category"), "{}", refused.message);
         drop(tx);
 
         let tx = conn.transaction().unwrap();
-        let report = import(&tx, &rows, true).unwrap();
+        let report = import(&tx, &rows, true, &Actor::operator()).unwrap();
         tx.commit().unwrap();
         assert_eq!(
             report,
@@ -84,9 +96,11 @@ mod tests {
 
         // Again: the barcodes are taken now, and the file names the line.
         let tx = conn.transaction().unwrap();
-        let again = import(&tx, &rows, true).unwrap_err();
+        let again = import(&tx, &rows, true, &Actor::operator()).unwrap_err();
         assert!(again.message.starts_with("line 2, column sku"), "{}", again.message);
         let twice = parse_pets_csv("name,category,sku\nA,Dogs,X\nB,Dogs,x\n".as_bytes()).unwrap();
-        assert!(import(&tx, &twice, true).unwrap_err().message.contains("also on line 2"));
+        assert!(
+            import(&tx, &twice, true, &Actor::operator()).unwrap_err().message.contains("also on line 2")
+        );
     }
 }

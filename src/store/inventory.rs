@@ -7,8 +7,8 @@ use super::paging::{self, KeptList};
 use super::status_rules::{stock_row, write_stock};
 use crate::domain::stock_plan::StockPlan;
 use crate::domain::{
-    AuditRecord, InventoryAdjustment, InventoryFilter, InventoryItem, NewInventoryAdjustment, Page, Paged,
-    PetId, StockEntry, StockLevel, Timestamp, history_sql,
+    Actor, AuditRecord, InventoryAdjustment, InventoryFilter, InventoryItem, NewActivity,
+    NewInventoryAdjustment, Page, Paged, PetId, StockEntry, StockLevel, Timestamp, activity, history_sql,
 };
 use crate::error::{Error, Result};
 
@@ -56,44 +56,52 @@ pub(super) fn get(conn: &Connection, pet: PetId) -> Result<InventoryItem> {
         .ok_or_else(|| Error::not_found(PetId::WHAT, pet.get()))
 }
 
-/// Sets the count; a change is recorded in the audit trail like an adjustment, so the
-/// history explains every count staff made.
-pub(super) fn set(conn: &Connection, pet: PetId, quantity: StockLevel) -> Result<InventoryItem> {
-    let plan = StockPlan::count(pet, stock_row(conn, pet)?.as_ref(), quantity, Timestamp::now())?;
-    carry_out(conn, &plan)
+/// Sets the count as `by`'s; a change is recorded in the audit trail like an adjustment, so
+/// the history explains every count staff made. Logged, a count that found the stock as it
+/// was too (someone counted).
+pub(super) fn set(conn: &Connection, pet: PetId, quantity: StockLevel, by: &Actor) -> Result<InventoryItem> {
+    let row = stock_row(conn, pet)?;
+    let now = Timestamp::now();
+    let plan = StockPlan::count(pet, row.as_ref(), quantity, now)?;
+    let before = row.map_or(0, |pet| pet.stock);
+    let entry = activity::stock_counted(pet, before, quantity.get(), by);
+    carry_out(conn, &plan, &entry, by)
 }
 
 pub(super) fn adjust(
     conn: &Connection,
     pet: PetId,
     adjustment: &NewInventoryAdjustment,
+    by: &Actor,
 ) -> Result<InventoryItem> {
     let plan = StockPlan::adjust(pet, stock_row(conn, pet)?.as_ref(), adjustment, Timestamp::now())?;
-    carry_out(conn, &plan)
+    carry_out(conn, &plan, &activity::stock_adjusted(pet, adjustment, by), by)
 }
 
-/// Writes staff's count as `domain::stock_plan` planned it; answers the item as it now is.
-fn carry_out(conn: &Connection, plan: &StockPlan) -> Result<InventoryItem> {
+/// Writes staff's count as `domain::stock_plan` planned it, `by`'s, and its log `entry`;
+/// answers the item as it now is.
+fn carry_out(conn: &Connection, plan: &StockPlan, entry: &NewActivity, by: &Actor) -> Result<InventoryItem> {
     if let Some(audit) = &plan.audit {
-        record(conn, audit)?;
+        record(conn, audit, by)?;
     }
     write_stock(conn, &plan.stock)?;
+    super::activity::record(conn, entry, plan.stock.at)?;
     get(conn, plan.stock.pet)
 }
 
-/// Writes `r` into the audit trail.
-pub(super) fn record(conn: &Connection, r: &AuditRecord) -> Result<()> {
+/// Writes `r` into the audit trail, made by `by`.
+pub(super) fn record(conn: &Connection, r: &AuditRecord, by: &Actor) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at, order_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO inventory_adjustments (pet_id, delta, reason, quantity_after, created_at, order_id, made_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
-    .execute(params![r.pet, r.delta, r.reason, r.after, Timestamp::now(), r.order])?;
+    .execute(params![r.pet, r.delta, r.reason, r.after, Timestamp::now(), r.order, by])?;
     Ok(())
 }
 
-/// The audit record of stock a pet was imported with.
-pub(super) fn record_import(conn: &Connection, pet: PetId, stock: i64) -> Result<()> {
-    record(conn, &AuditRecord::counted(pet, stock, crate::domain::IMPORT_REASON, stock))
+/// The audit record of stock a pet was imported with, by `by`.
+pub(super) fn record_import(conn: &Connection, pet: PetId, stock: i64, by: &Actor) -> Result<()> {
+    record(conn, &AuditRecord::counted(pet, stock, crate::domain::IMPORT_REASON, stock), by)
 }
 
 pub(super) fn adjustments(conn: &Connection, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
@@ -102,7 +110,7 @@ pub(super) fn adjustments(conn: &Connection, pet: PetId, page: Page) -> Result<P
     w.and("pet_id = ?", [Value::Integer(pet.get())]);
     // Counts and adjustments only, as ever; an order's quantity change is in the history.
     w.and("order_id IS NULL", []);
-    let columns = "id, pet_id, delta, reason, quantity_after, created_at";
+    let columns = "id, pet_id, delta, reason, quantity_after, created_at, made_by";
     let source = Source { columns, from: "inventory_adjustments", key: "id" };
     paging::page(conn, &w, source, "id DESC", page, None, |r| {
         Ok(InventoryAdjustment {
@@ -112,6 +120,7 @@ pub(super) fn adjustments(conn: &Connection, pet: PetId, page: Page) -> Result<P
             reason: r.get(3)?,
             quantity_after: r.get(4)?,
             created_at: r.get(5)?,
+            made_by: r.get(6)?,
         })
     })
 }
@@ -133,6 +142,7 @@ pub(super) fn history(conn: &Connection, pet: PetId, page: Page) -> Result<Paged
             reason: r.get(3)?,
             order_id: r.get(4)?,
             stock_after: r.get(5)?,
+            by: r.get(6)?,
         })
     })?;
     let items = rows.collect::<rusqlite::Result<_>>()?;

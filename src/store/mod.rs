@@ -6,6 +6,7 @@
 //! `types.rs` converts domain values; `transaction.rs` is the one seam through which other
 //! SQL of the crate (a till's mirror, `crate::mirror`) writes with the shop's rules.
 
+mod activity;
 mod backup;
 mod capabilities;
 mod categories;
@@ -23,6 +24,7 @@ mod paging;
 mod pets;
 mod reports;
 mod shop;
+mod staff;
 // The bulk seed on a bare connection: the shells seed through `Database::seed`.
 #[cfg(not(any(test, feature = "test-support")))]
 mod seed;

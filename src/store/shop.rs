@@ -7,7 +7,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use super::{Change, Store, categories, idempotency, inventory, orders, pets, reports, settings};
+use super::{Change, Store, activity, categories, idempotency, inventory, orders, pets, reports, settings};
+use crate::domain::activity as log;
 use crate::domain::*;
 use crate::engine::{Database, Petstore};
 use crate::error::Result;
@@ -24,51 +25,89 @@ impl Petstore for Store {
         }
     }
     async fn create_pet(&self, new: NewPet) -> Result<Pet> {
-        self.write(Change::Pets, move |tx| pets::create(tx, &new)).await
+        self.write_logged(
+            Change::Pets,
+            move |tx| pets::create(tx, &new),
+            |pet, by| log::pet_written(ActivityKind::PetCreated, pet.id, Some(&pet.name), by),
+        )
+        .await
     }
     async fn get_pet(&self, id: PetId) -> Result<Pet> {
         self.read_bounded(move |c| pets::get(c, id)).await
     }
     async fn replace_pet(&self, id: PetId, new: NewPet) -> Result<Pet> {
-        self.write(Change::Pets, move |tx| pets::replace(tx, id, &new)).await
+        self.write_logged(
+            Change::Pets,
+            move |tx| pets::replace(tx, id, &new),
+            |pet, by| log::pet_written(ActivityKind::PetUpdated, pet.id, Some(&pet.name), by),
+        )
+        .await
     }
     async fn update_pet(&self, id: PetId, patch: PetPatch) -> Result<Pet> {
-        self.write(Change::Pets, move |tx| pets::update(tx, id, &patch)).await
+        self.write_logged(
+            Change::Pets,
+            move |tx| pets::update(tx, id, &patch),
+            |pet, by| log::pet_written(ActivityKind::PetUpdated, pet.id, Some(&pet.name), by),
+        )
+        .await
     }
     async fn delete_pet(&self, id: PetId) -> Result<()> {
-        self.write(Change::Pets, move |tx| pets::delete(tx, id)).await
+        self.write_logged(
+            Change::Pets,
+            move |tx| pets::delete(tx, id),
+            move |(), by| log::pet_written(ActivityKind::PetDeleted, id, None, by),
+        )
+        .await
     }
 
     async fn list_categories(&self, page: Page) -> Result<Paged<Category>> {
         self.read(move |c| categories::list(c, page)).await
     }
     async fn create_category(&self, new: NewCategory) -> Result<Category> {
-        self.write(Change::Categories, move |tx| categories::create(tx, &new)).await
+        self.write_logged(
+            Change::Categories,
+            move |tx| categories::create(tx, &new),
+            |c, by| log::category_written(ActivityKind::CategoryCreated, c.id, Some(&c.name), by),
+        )
+        .await
     }
     async fn get_category(&self, id: CategoryId) -> Result<Category> {
         self.read_bounded(move |c| categories::get(c, id)).await
     }
     async fn replace_category(&self, id: CategoryId, new: NewCategory) -> Result<Category> {
-        self.write(Change::Categories, move |tx| categories::replace(tx, id, &new)).await
+        self.write_logged(
+            Change::Categories,
+            move |tx| categories::replace(tx, id, &new),
+            |c, by| log::category_written(ActivityKind::CategoryUpdated, c.id, Some(&c.name), by),
+        )
+        .await
     }
     async fn delete_category(&self, id: CategoryId) -> Result<()> {
-        self.write(Change::Categories, move |tx| categories::delete(tx, id)).await
+        self.write_logged(
+            Change::Categories,
+            move |tx| categories::delete(tx, id),
+            move |(), by| log::category_written(ActivityKind::CategoryDeleted, id, None, by),
+        )
+        .await
     }
 
     async fn list_orders(&self, filter: OrderFilter, page: Page) -> Result<Paged<Order>> {
         self.read(move |c| orders::list(c, &filter, page)).await
     }
     async fn place_order(&self, new: NewOrder) -> Result<Order> {
-        self.write(Change::Orders, move |tx| orders::place(tx, &new)).await
+        let by = self.actor.clone();
+        self.write(Change::Orders, move |tx| orders::place(tx, &new, &by)).await
     }
     async fn get_order(&self, id: OrderId) -> Result<Order> {
         self.read_bounded(move |c| orders::get(c, id)).await
     }
     async fn update_order(&self, id: OrderId, patch: OrderPatch) -> Result<Order> {
-        self.write(Change::Orders, move |tx| orders::update(tx, id, &patch)).await
+        let by = self.actor.clone();
+        self.write(Change::Orders, move |tx| orders::update(tx, id, &patch, &by)).await
     }
     async fn cancel_order(&self, id: OrderId) -> Result<Order> {
-        self.write(Change::Orders, move |tx| orders::cancel(tx, id)).await
+        let by = self.actor.clone();
+        self.write(Change::Orders, move |tx| orders::cancel(tx, id, &by)).await
     }
 
     async fn list_inventory(&self, filter: InventoryFilter, page: Page) -> Result<Paged<InventoryItem>> {
@@ -78,14 +117,16 @@ impl Petstore for Store {
         self.read_bounded(move |c| inventory::get(c, pet)).await
     }
     async fn set_inventory(&self, pet: PetId, update: InventoryUpdate) -> Result<InventoryItem> {
-        self.write(Change::Inventory, move |tx| inventory::set(tx, pet, update.quantity)).await
+        let by = self.actor.clone();
+        self.write(Change::Inventory, move |tx| inventory::set(tx, pet, update.quantity, &by)).await
     }
     async fn adjust_inventory(
         &self,
         pet: PetId,
         adjustment: NewInventoryAdjustment,
     ) -> Result<InventoryItem> {
-        self.write(Change::Inventory, move |tx| inventory::adjust(tx, pet, &adjustment)).await
+        let by = self.actor.clone();
+        self.write(Change::Inventory, move |tx| inventory::adjust(tx, pet, &adjustment, &by)).await
     }
     async fn list_adjustments(&self, pet: PetId, page: Page) -> Result<Paged<InventoryAdjustment>> {
         self.read(move |c| inventory::adjustments(c, pet, page)).await
@@ -98,10 +139,34 @@ impl Petstore for Store {
         self.read_bounded(settings::get).await
     }
     async fn put_settings(&self, new: ShopSettings) -> Result<ShopSettings> {
-        self.write(Change::Settings, move |tx| settings::put(tx, &new)).await
+        self.write_logged(
+            Change::Settings,
+            move |tx| settings::put(tx, &new),
+            |_, by| log::settings_changed(by),
+        )
+        .await
     }
     async fn sales_report(&self, range: DayRange) -> Result<Vec<SalesDay>> {
         self.read(move |c| reports::sales_report(c, range)).await
+    }
+}
+
+impl Store {
+    /// [`Store::write`] of `f`, with the activity log's entry `log` makes of its answer, as
+    /// this handle's actor's, in the same transaction.
+    async fn write_logged<T, F, L>(&self, change: Change, f: F, log: L) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Connection) -> Result<T> + Send + 'static,
+        L: FnOnce(&T, &Actor) -> NewActivity + Send + 'static,
+    {
+        let by = self.actor.clone();
+        self.write(change, move |tx| {
+            let answer = f(tx)?;
+            activity::record(tx, &log(&answer, &by), Timestamp::now())?;
+            Ok(answer)
+        })
+        .await
     }
 }
 
@@ -116,7 +181,8 @@ impl Database for Store {
         idempotency::once(self, key, write, now).await
     }
     async fn delete_order(&self, id: OrderId) -> Result<()> {
-        self.write(Change::Orders, move |tx| orders::delete(tx, id)).await
+        let by = self.actor.clone();
+        self.write(Change::Orders, move |tx| orders::delete(tx, id, &by)).await
     }
     async fn move_idempotency_scopes(&self, moves: Vec<([u8; 32], [u8; 32])>) -> Result<u64> {
         self.write_quietly(move |tx| super::idempotency::move_scopes(tx, &moves)).await

@@ -7,7 +7,9 @@
 use rusqlite::Connection;
 
 use super::{Store, inventory, orders};
-use crate::domain::{InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId};
+use crate::domain::{
+    Actor, InventoryItem, NewInventoryAdjustment, NewOrder, Order, OrderId, OrderPatch, PetId,
+};
 use crate::engine::Change;
 use crate::error::Result;
 
@@ -15,6 +17,8 @@ use crate::error::Result;
 /// callback does commits with the group, or is rolled back alone if it fails.
 pub(crate) struct Transaction<'c> {
     conn: &'c Connection,
+    /// Whose writes these are: the store handle's actor.
+    by: &'c Actor,
 }
 
 impl<'c> Transaction<'c> {
@@ -26,21 +30,21 @@ impl<'c> Transaction<'c> {
 
     /// Places an order by the shop's rules: available pet, enough stock, taken at once.
     pub(crate) fn place_order(&self, new: &NewOrder) -> Result<Order> {
-        orders::place(self.conn, new)
+        orders::place(self.conn, new, self.by)
     }
 
     /// `new` stored as order `id` as it is: no rule checked, no stock taken (an order its
     /// server may have placed already, shown until the server says).
     pub(crate) fn insert_order_as_is(&self, id: OrderId, new: &NewOrder) -> Result<Order> {
-        orders::insert_as_is(self.conn, id, new)
+        orders::insert_as_is(self.conn, id, new, self.by)
     }
 
     pub(crate) fn update_order(&self, id: OrderId, patch: &OrderPatch) -> Result<Order> {
-        orders::update(self.conn, id, patch)
+        orders::update(self.conn, id, patch, self.by)
     }
 
     pub(crate) fn cancel_order(&self, id: OrderId) -> Result<Order> {
-        orders::cancel(self.conn, id)
+        orders::cancel(self.conn, id, self.by)
     }
 
     pub(crate) fn adjust_inventory(
@@ -48,7 +52,7 @@ impl<'c> Transaction<'c> {
         pet: PetId,
         adjustment: &NewInventoryAdjustment,
     ) -> Result<InventoryItem> {
-        inventory::adjust(self.conn, pet, adjustment)
+        inventory::adjust(self.conn, pet, adjustment, self.by)
     }
 
     pub(crate) fn order(&self, id: OrderId) -> Result<Order> {
@@ -68,6 +72,7 @@ impl Store {
         T: Send + 'static,
         F: FnOnce(&Transaction<'_>) -> Result<T> + Send + 'static,
     {
-        self.inner.engine.write(change, move |conn| f(&Transaction { conn })).await
+        let by = self.actor.clone();
+        self.inner.engine.write(change, move |conn| f(&Transaction { conn, by: &by })).await
     }
 }

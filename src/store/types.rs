@@ -5,7 +5,7 @@
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSqlOutput, ValueRef};
 use rusqlite::{ErrorCode as SqliteCode, ToSql};
 
-use crate::domain::{AdjustmentId, CategoryId, OrderId, PetId, PetStatus, Timestamp};
+use crate::domain::{Actor, AdjustmentId, CategoryId, OrderId, PetId, PetStatus, StaffId, Timestamp};
 use crate::error::Error;
 
 impl From<rusqlite::Error> for Error {
@@ -43,6 +43,22 @@ impl FromSql for PetStatus {
     }
 }
 
+/// Who made a record is kept as the [`Actor`]'s JSON, the same text the wire shows (NULL,
+/// read as `None`, for what was made before the shop kept staff).
+impl ToSql for Actor {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        let json =
+            serde_json::to_string(self).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?;
+        Ok(json.into())
+    }
+}
+
+impl FromSql for Actor {
+    fn column_result(v: ValueRef<'_>) -> FromSqlResult<Self> {
+        serde_json::from_str(v.as_str()?).map_err(|e| FromSqlError::Other(e.into()))
+    }
+}
+
 macro_rules! id_sql {
     ($($id:ty),*) => {$(
         impl ToSql for $id {
@@ -62,7 +78,7 @@ macro_rules! id_sql {
     )*};
 }
 
-id_sql!(PetId, CategoryId, OrderId, AdjustmentId);
+id_sql!(PetId, CategoryId, OrderId, AdjustmentId, StaffId);
 
 #[cfg(test)]
 mod tests {

@@ -224,14 +224,16 @@ fn put_pets(
 pub(super) fn put_orders(tx: &Connection, list: &[Order], seen: bool) -> Result<()> {
     let mut upsert = tx.prepare_cached(
         "INSERT INTO orders (id, pet_id, quantity, ship_date, complete, created_at, unit_price_cents, completed_at,
-                             customer_name, customer_name_folded, customer_phone, note, cancelled_at, placed_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                             customer_name, customer_name_folded, customer_phone, note, cancelled_at, placed_at,
+                             placed_by, completed_by, cancelled_by)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
          ON CONFLICT (id) DO UPDATE SET pet_id = excluded.pet_id, quantity = excluded.quantity,
             ship_date = excluded.ship_date, complete = excluded.complete, created_at = excluded.created_at,
             unit_price_cents = excluded.unit_price_cents, completed_at = excluded.completed_at,
             customer_name = excluded.customer_name, customer_name_folded = excluded.customer_name_folded,
             customer_phone = excluded.customer_phone, note = excluded.note, cancelled_at = excluded.cancelled_at,
-            placed_at = excluded.placed_at",
+            placed_at = excluded.placed_at, placed_by = excluded.placed_by, completed_by = excluded.completed_by,
+            cancelled_by = excluded.cancelled_by",
     )?;
     for o in list {
         servers_order_id(o.id)?;
@@ -253,7 +255,10 @@ pub(super) fn put_orders(tx: &Connection, list: &[Order], seen: bool) -> Result<
             o.customer_phone,
             o.note,
             o.cancelled_at,
-            o.placed_at
+            o.placed_at,
+            o.placed_by,
+            o.completed_by,
+            o.cancelled_by
         ])?;
     }
     Ok(())
