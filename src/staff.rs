@@ -261,3 +261,167 @@ fn locked(member: &StaffMember, now: Timestamp) -> Option<Refusal> {
 pub fn staff_ref(member: &StaffMember) -> StaffRef {
     StaffRef { id: member.id, name: member.name.clone(), role: member.role }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::domain::{Name, PIN_LOCK, PIN_TRIES, Role};
+    use crate::engine::NewStaffRow;
+    use crate::store::Store;
+
+    fn pin(digits: &str) -> Pin {
+        Pin::try_from(digits.to_owned()).unwrap()
+    }
+
+    /// A fresh SQLite store (the shop's one PIN-less owner, id 1) and its folder.
+    fn shop() -> (Arc<Store>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().unwrap();
+        (Arc::new(Store::open(dir.path().join("staff.db")).unwrap()), dir)
+    }
+
+    async fn member(db: &Store, name: &str, role: Role, digits: &str) -> StaffId {
+        let row = NewStaffRow {
+            name: Name::parse(name).unwrap(),
+            role,
+            pin_hash: hash_pin(pin(digits)).await.unwrap(),
+        };
+        db.create_staff(row, &Actor::operator()).await.unwrap().id
+    }
+
+    fn at(text: &str) -> Timestamp {
+        Timestamp::parse(text).unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_hash_is_not_the_pin_and_two_hashes_of_one_pin_differ() {
+        let (one, two) = (hash_pin(pin("4821")).await.unwrap(), hash_pin(pin("4821")).await.unwrap());
+        assert!(one.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{one}");
+        assert!(!one.contains("4821"));
+        assert_ne!(one, two, "each hash has its own salt");
+        assert!(verify_pin(pin("4821"), one.clone()).await.unwrap());
+        assert!(verify_pin(pin("4821"), two).await.unwrap());
+        assert!(!verify_pin(pin("4822"), one).await.unwrap());
+        assert!(
+            verify_pin(pin("4821"), "not a hash".into()).await.is_err(),
+            "a damaged hash is no wrong PIN"
+        );
+    }
+
+    #[test]
+    fn a_token_is_256_random_bits_and_only_its_hash_is_kept() {
+        let (token, hash) = new_token();
+        assert!(token.starts_with("pss_") && token.len() == 4 + 64, "{token}");
+        assert_eq!(token_hash(&token), Some(hash));
+        assert_ne!(new_token().0, token);
+        for forged in [
+            "",
+            "pss_",
+            "psk_".to_owned().as_str(),
+            &token[..67],
+            &format!("{token}0"),
+            &token.replace("pss_", "PSS_"),
+        ] {
+            assert_eq!(token_hash(forged), None, "{forged:?}");
+        }
+    }
+
+    /// The tries, then the lockout: the last wrong PIN locks the member for `PIN_LOCK` and
+    /// says how long; the right PIN is refused until then, and works after.
+    #[tokio::test(start_paused = true)]
+    async fn wrong_pins_lock_the_member_out_after_the_tries() {
+        let (db, _dir) = shop();
+        let ana = member(&db, "Ana", Role::Cashier, "1111").await;
+        // The store shows a lockout while it lasts by the system's clock: so does this test.
+        let now = Timestamp::now();
+        let key = Actor::key("till 1");
+        for tried in 1..PIN_TRIES {
+            let refusal = sign_in(&*db, ana, Some(pin("9999")), Purpose::Shift, &key, now).await.unwrap_err();
+            assert_eq!(refusal.error.code, ErrorCode::WrongPin);
+            assert!(
+                refusal.error.message.contains(&format!("{} tr", PIN_TRIES - tried)),
+                "{}",
+                refusal.error.message
+            );
+            assert_eq!(refusal.retry_after, None);
+        }
+        let locking = sign_in(&*db, ana, Some(pin("9999")), Purpose::Shift, &key, now).await.unwrap_err();
+        assert_eq!(locking.error.code, ErrorCode::StaffLocked);
+        assert_eq!(locking.retry_after, Some(PIN_LOCK));
+        let right = sign_in(&*db, ana, Some(pin("1111")), Purpose::Shift, &key, now).await.unwrap_err();
+        assert_eq!(right.error.code, ErrorCode::StaffLocked, "the right PIN waits too");
+        let until = Timestamp::from(now.as_datetime() + chrono::Duration::minutes(5));
+        assert!(right.error.message.contains(&until.to_string()), "{}", right.error.message);
+
+        // An owner's new PIN ends the lockout.
+        let change = crate::engine::StaffChange {
+            pin_hash: Some(hash_pin(pin("4444")).await.unwrap()),
+            ..Default::default()
+        };
+        db.update_staff(ana, change, &Actor::operator()).await.unwrap();
+        let signed = sign_in(&*db, ana, Some(pin("4444")), Purpose::Shift, &key, now).await.unwrap();
+        assert_eq!(signed.staff.id, ana);
+        let shift_ends = Timestamp::from(now.as_datetime() + chrono::Duration::hours(12));
+        assert_eq!(signed.expires_at, shift_ends, "a shift lasts 12 hours");
+        assert_eq!(db.find_session(token_hash(&signed.token).unwrap(), now).await.unwrap().unwrap().id, ana);
+    }
+
+    /// A wrong PIN is answered after `WRONG_PIN_DELAY`, a right one at once: on tokio's
+    /// paused clock, which moves only by the timers the code sets.
+    #[tokio::test(start_paused = true)]
+    async fn a_wrong_pin_is_answered_after_the_delay_and_a_right_one_at_once() {
+        let (db, _dir) = shop();
+        let ana = member(&db, "Ana", Role::Cashier, "1111").await;
+        let now = at("2026-11-27T10:00:00Z");
+        let started = tokio::time::Instant::now();
+        sign_in(&*db, ana, Some(pin("1111")), Purpose::Shift, &Actor::operator(), now).await.unwrap();
+        assert!(
+            started.elapsed() < WRONG_PIN_DELAY,
+            "a right PIN waits for nothing: {:?}",
+            started.elapsed()
+        );
+
+        let started = tokio::time::Instant::now();
+        sign_in(&*db, ana, Some(pin("1112")), Purpose::Shift, &Actor::operator(), now).await.unwrap_err();
+        assert!(started.elapsed() >= WRONG_PIN_DELAY, "{:?}", started.elapsed());
+    }
+
+    #[tokio::test]
+    async fn the_pinless_owner_signs_in_without_a_pin_only_while_the_only_member() {
+        let (db, _dir) = shop();
+        let owner = StaffId::try_from(1).unwrap();
+        let now = at("2026-11-27T10:00:00Z");
+        let alone = sign_in(&*db, owner, None, Purpose::Shift, &Actor::operator(), now).await.unwrap();
+        assert!(!alone.staff.has_pin);
+        let ana = member(&db, "Ana", Role::Cashier, "1111").await;
+        let refusal = sign_in(&*db, owner, None, Purpose::Shift, &Actor::operator(), now).await.unwrap_err();
+        assert_eq!(refusal.error.code, ErrorCode::WrongPin);
+        let missing = sign_in(&*db, ana, None, Purpose::Shift, &Actor::operator(), now).await.unwrap_err();
+        assert_eq!(missing.error.code, ErrorCode::ValidationFailed, "a member with a PIN needs it");
+        // Ana deactivated, the owner is the only active member again.
+        let change = crate::engine::StaffChange { active: Some(false), ..Default::default() };
+        db.update_staff(ana, change, &Actor::operator()).await.unwrap();
+        sign_in(&*db, owner, None, Purpose::Shift, &Actor::operator(), now).await.unwrap();
+        let inactive = sign_in(&*db, ana, Some(pin("1111")), Purpose::Shift, &Actor::operator(), now).await;
+        assert_eq!(inactive.unwrap_err().error.code, ErrorCode::StaffInactive);
+    }
+
+    #[tokio::test]
+    async fn an_approval_needs_a_role_that_may_override_and_lasts_two_minutes() {
+        let (db, _dir) = shop();
+        let ana = member(&db, "Ana", Role::Cashier, "1111").await;
+        let marta = member(&db, "Marta", Role::Manager, "2222").await;
+        let now = at("2026-11-27T10:00:00Z");
+        let by_cashier =
+            sign_in(&*db, ana, Some(pin("1111")), Purpose::Approval, &Actor::operator(), now).await;
+        assert_eq!(by_cashier.unwrap_err().error.code, ErrorCode::PermissionDenied);
+        let approval = sign_in(&*db, marta, Some(pin("2222")), Purpose::Approval, &Actor::operator(), now)
+            .await
+            .unwrap();
+        assert_eq!((approval.purpose, approval.expires_at), (Purpose::Approval, at("2026-11-27T10:02:00Z")));
+        let hash = token_hash(&approval.token).unwrap();
+        assert_eq!(db.find_session(hash, now).await.unwrap().map(|s| s.id), Some(marta));
+        assert_eq!(db.find_session(hash, now).await.unwrap(), None, "used up by the first request");
+    }
+}
