@@ -123,7 +123,7 @@ async fn current_session(State(s): State<AppState>, headers: HeaderMap) -> ApiRe
 /// till that retries its sign-out is answered the same.
 async fn end_session(State(s): State<AppState>, headers: HeaderMap) -> ApiResult<StatusCode> {
     let token = session_token(&headers)?;
-    if let Some(hash) = crate::staff::token_hash(token) {
+    if let Some(hash) = crate::staff::token_hash(token, Purpose::Shift) {
         s.staff.get()?.end_session(hash).await?;
     }
     Ok(StatusCode::NO_CONTENT)

@@ -305,6 +305,14 @@ async fn a_managers_approval_lets_one_action_through_and_the_log_names_both() {
         }
         shop.app.send(request.json(&json!({ "delta": -2, "reason": "broken" })))
     };
+    // A manager's shift is no approval (it would approve again and again), nor is an
+    // approval a shift: each token is found only for what it was made for.
+    let marta_shift = shop.shift(shop.manager, "2222").await;
+    let shift_as_approval = count(Some(&marta_shift)).await;
+    assert_eq!(shift_as_approval.code(), "unauthorized", "{:?}", shift_as_approval.body);
+    let approval_as_shift = shop.app.send(shop.by(&approval, Method::GET, "/staff/sessions/current")).await;
+    assert_eq!(approval_as_shift.code(), "unauthorized");
+
     let approved = count(Some(&approval)).await;
     assert_eq!(approved.status, 200, "{:?}", approved.body);
     assert_eq!(approved.body["quantity"], 18);
