@@ -120,6 +120,10 @@ pub trait Keys: Send + Sync {
     async fn revoke_key(&self, name: &str) -> Result<KeyInfo>;
     /// Gives the key named `name` a new secret; the old one stops working at once.
     async fn rotate_key(&self, name: &str) -> Result<IssuedKey>;
+    /// The same keys, whose writes are `actor`'s: logged as theirs in the activity log, in
+    /// the write's own transaction. (`Database::acting` gives a `Database`, which has no
+    /// keys; the API takes this one for the key writes of a request.)
+    fn keys_acting(&self, actor: Actor) -> Arc<dyn Keys>;
 }
 
 /// News of every commit, and the change feed: the numbered changes followers read.

@@ -322,4 +322,43 @@ mod tests {
         }
         assert_eq!("order_stolen".parse::<ActivityKind>().unwrap_err().code, ErrorCode::InvalidParameter);
     }
+
+    #[test]
+    fn an_orders_change_is_judged_by_complete_before_and_after() {
+        let json = serde_json::json!({ "petId": 6, "quantity": 1 });
+        let new: crate::domain::NewOrder = serde_json::from_value(json).unwrap();
+        let open = new.placed(OrderId::try_from(3).unwrap(), Timestamp::now(), None);
+        let done = Order { complete: true, ..open.clone() };
+        assert_eq!(order_update_kind(&open, &done), ActivityKind::OrderCompleted);
+        assert_eq!(order_update_kind(&done, &open), ActivityKind::OrderReopened);
+        assert_eq!(
+            order_update_kind(&open, &Order { note: Some("gift".into()), ..open.clone() }),
+            ActivityKind::OrderUpdated
+        );
+        assert_eq!(order_update_kind(&done, &done), ActivityKind::OrderUpdated);
+        let placed = order_placed(&done, &Actor::operator());
+        assert_eq!(placed.detail.as_deref(), Some("counter sale: 1 × pet 6"));
+        assert_eq!(placed.subject, Some(Subject { entity: "order".into(), id: "3".into() }));
+    }
+
+    #[test]
+    fn details_say_what_moved_and_never_a_secret() {
+        let pet = PetId::try_from(6).unwrap();
+        let broken: NewInventoryAdjustment =
+            serde_json::from_value(serde_json::json!({ "delta": -1, "reason": "broken cage" })).unwrap();
+        assert_eq!(
+            stock_adjusted(pet, &broken, &Actor::operator()).detail.as_deref(),
+            Some("-1 broken cage")
+        );
+        assert_eq!(stock_counted(pet, 9, 12, &Actor::operator()).detail.as_deref(), Some("12 (was 9)"));
+
+        let member = StaffId::try_from(4).unwrap();
+        let until = Timestamp::parse("2026-11-27T10:05:00Z").unwrap();
+        let kinds = |entries: Vec<NewActivity>| entries.into_iter().map(|e| e.kind).collect::<Vec<_>>();
+        assert_eq!(kinds(pin_refused(member, 4, None, &Actor::operator())), [ActivityKind::PinRefused]);
+        assert_eq!(
+            kinds(pin_refused(member, 5, Some(until), &Actor::operator())),
+            [ActivityKind::PinRefused, ActivityKind::StaffLockedOut]
+        );
+    }
 }

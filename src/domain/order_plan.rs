@@ -455,4 +455,73 @@ mod tests {
             ErrorCode::OrderCompleted
         );
     }
+
+    fn person(role: crate::domain::Role) -> Actor {
+        let name =
+            crate::domain::Name::parse(if role == crate::domain::Role::Cashier { "Ana" } else { "Bea" })
+                .unwrap();
+        let staff = crate::domain::StaffRef { id: crate::domain::StaffId::try_from(2).unwrap(), name, role };
+        Actor { staff: Some(staff), ..Actor::default() }
+    }
+
+    #[test]
+    fn reopening_needs_reopen_orders_and_plan_by_refuses_a_cashier_before_anything_is_written() {
+        use crate::domain::{ActivityKind, Role};
+        let (cashier, manager) = (person(Role::Cashier), person(Role::Manager));
+        let completed = Order {
+            complete: true,
+            completed_at: Some(at()),
+            completed_by: Some(cashier.clone()),
+            ..open_order(1)
+        };
+        let reopen = patch(serde_json::json!({ "complete": false }));
+        let planned =
+            plan(completed.clone(), OrderChange::Update(&reopen), Some(&nemo(Sold, 0)), at()).unwrap();
+        assert_eq!(planned.needs, Some(Permission::ReopenOrders));
+        let refused =
+            plan_by(completed.clone(), OrderChange::Update(&reopen), Some(&nemo(Sold, 0)), at(), &cashier)
+                .unwrap_err();
+        assert_eq!(refused.code, ErrorCode::PermissionDenied);
+        let reopened =
+            plan_by(completed, OrderChange::Update(&reopen), Some(&nemo(Sold, 0)), at(), &manager).unwrap();
+        assert_eq!(reopened.order.completed_by, None, "completed by nobody now");
+        assert_eq!(
+            reopened.activity.map(|a| (a.kind, a.actor)),
+            Some((ActivityKind::OrderReopened, manager))
+        );
+    }
+
+    #[test]
+    fn plan_by_stamps_who_completed_or_cancelled_and_logs_only_what_it_writes() {
+        use crate::domain::{ActivityKind, Role};
+        let cashier = person(Role::Cashier);
+        let done = patch(serde_json::json!({ "complete": true, "quantity": 2 }));
+        let plan =
+            plan_by(open_order(1), OrderChange::Update(&done), Some(&nemo(Available, 3)), at(), &cashier)
+                .unwrap();
+        assert_eq!(
+            (plan.needs, plan.order.completed_by.as_ref()),
+            (None, Some(&cashier)),
+            "selling is a cashier's"
+        );
+        let entry = plan.activity.unwrap();
+        assert_eq!(
+            (entry.kind, entry.detail.as_deref()),
+            (ActivityKind::OrderCompleted, Some("quantity 1 → 2"))
+        );
+
+        let plan =
+            plan_by(open_order(1), OrderChange::Cancel, Some(&nemo(Pending, 0)), at(), &cashier).unwrap();
+        assert_eq!(plan.order.cancelled_by.as_ref(), Some(&cashier));
+        assert_eq!(plan.activity.map(|a| a.kind), Some(ActivityKind::OrderCancelled));
+
+        let deleted =
+            plan_by(open_order(1), OrderChange::Delete, Some(&nemo(Pending, 0)), at(), &cashier).unwrap();
+        assert_eq!(deleted.order.cancelled_by.as_ref(), Some(&cashier), "cancelled first");
+        assert_eq!(deleted.activity.map(|a| a.kind), Some(ActivityKind::OrderDeleted));
+
+        let same = patch(serde_json::json!({ "quantity": 2 }));
+        let plan = plan_by(open_order(2), OrderChange::Update(&same), None, at(), &cashier).unwrap();
+        assert_eq!((plan.writes_order, plan.activity), (false, None), "nothing written, nothing logged");
+    }
 }

@@ -66,6 +66,10 @@ impl Keys for Mirror {
     async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
         self.keys().rotate_key(name).await
     }
+    /// The computer's own keys (its local API's), kept in its own store, as `actor`'s.
+    fn keys_acting(&self, actor: Actor) -> Arc<dyn Keys> {
+        self.keys().keys_acting(actor)
+    }
 }
 
 #[async_trait]

@@ -3,12 +3,15 @@
 //! [`IssuedKey`] that [`Store::create_key`] or [`Store::rotate_key`] returns, and the client
 //! it was handed to.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::{Snapshot, Store};
+use super::{Snapshot, Store, activity};
 use crate::api_key::{self, IssuedKey, KeyHolder, KeyInfo, KeyMatch, Scope};
-use crate::domain::{Name, Timestamp};
+use crate::domain::activity as log;
+use crate::domain::{ActivityKind, Actor, Name, Timestamp};
 use crate::engine::Keys;
 use crate::error::{Error, Result};
 
@@ -17,6 +20,7 @@ impl Keys for Store {
     /// Makes a new key named `name` with a fresh 256-bit secret.
     async fn create_key(&self, name: Name, scope: Scope) -> Result<IssuedKey> {
         let secret = api_key::generate();
+        let by = self.actor.clone();
         let (key, secret) = self
             .write_quietly(move |tx| {
                 tx.execute(
@@ -30,7 +34,8 @@ impl Keys for Store {
                     ],
                 )
                 .map_err(|e| on_duplicate_name(e, tx, name.as_str()))?;
-                Ok((get(tx, name.as_str())?, secret))
+                let key = logged(tx, get(tx, name.as_str())?, ActivityKind::KeyCreated, &by)?;
+                Ok((key, secret))
             })
             .await?;
         Ok(IssuedKey { key, secret: secret.into() })
@@ -50,6 +55,7 @@ impl Keys for Store {
     /// Revokes the key named `name`: from this moment no request carrying it is accepted.
     async fn revoke_key(&self, name: &str) -> Result<KeyInfo> {
         let name = name.to_owned();
+        let by = self.actor.clone();
         self.write_quietly(move |tx| {
             let changed = tx.execute(
                 "UPDATE api_keys SET revoked_at = ?2 WHERE name = ?1 AND revoked_at IS NULL",
@@ -58,7 +64,7 @@ impl Keys for Store {
             if changed == 0 {
                 return Err(why_not_active(tx, &name));
             }
-            get(tx, &name)
+            logged(tx, get(tx, &name)?, ActivityKind::KeyRevoked, &by)
         })
         .await
     }
@@ -68,6 +74,7 @@ impl Keys for Store {
     async fn rotate_key(&self, name: &str) -> Result<IssuedKey> {
         let name = name.to_owned();
         let secret = api_key::generate();
+        let by = self.actor.clone();
         let (key, secret) = self
             .write_quietly(move |tx| {
                 let changed = tx.execute(
@@ -78,7 +85,7 @@ impl Keys for Store {
                 if changed == 0 {
                     return Err(why_not_active(tx, &name));
                 }
-                Ok((get(tx, &name)?, secret))
+                Ok((logged(tx, get(tx, &name)?, ActivityKind::KeyRotated, &by)?, secret))
             })
             .await?;
         Ok(IssuedKey { key, secret: secret.into() })
@@ -91,6 +98,17 @@ impl Keys for Store {
     async fn find_key(&self, hash: [u8; 32]) -> Result<KeyMatch> {
         self.inner.engine.read_bounded(Snapshot::Latest, move |conn| find(conn, &hash)).await
     }
+
+    /// The same keys, whose writes are `actor`'s in the activity log.
+    fn keys_acting(&self, actor: Actor) -> Arc<dyn Keys> {
+        Arc::new(Store { actor: Arc::new(actor), ..self.clone() })
+    }
+}
+
+/// `key`, just written, with its `kind` of entry in the log as `by`'s.
+fn logged(conn: &Connection, key: KeyInfo, kind: ActivityKind, by: &Actor) -> Result<KeyInfo> {
+    activity::record(conn, &log::key_written(kind, &key.name, key.scope.as_str(), by), Timestamp::now())?;
+    Ok(key)
 }
 
 const COLUMNS: &str = "name, scope, prefix, created_at, rotated_at, revoked_at";

@@ -565,6 +565,14 @@ async fn check_usable(store: &Store, path: &Path, f: &Fixture, last_change: u64)
     let trail = store.list_adjustments(pet, Page::new(100, 0).unwrap()).await.unwrap();
     assert!(trail.total > 0, "the audit trail of pet {pet} survived");
 
+    // Made before staff: by nobody, on the wire as null.
+    let kept = store.list_orders(Default::default(), Page::new(100, 0).unwrap()).await.unwrap();
+    assert!(kept.items.iter().all(|o| o.placed_by.is_none() && o.completed_by.is_none()), "orders by nobody");
+    assert!(trail.items.iter().all(|a| a.made_by.is_none()), "adjustments by nobody");
+    let history = store.stock_history(pet, Page::new(100, 0).unwrap()).await.unwrap();
+    assert!(history.items.iter().all(|e| e.by.is_none()), "history by nobody");
+    assert_eq!(serde_json::to_value(&kept.items[0]).unwrap()["placedBy"], serde_json::Value::Null);
+
     let before = store.get_inventory(pet).await.unwrap().quantity;
     let new = NewOrder {
         customer_name: None,
@@ -582,6 +590,7 @@ async fn check_usable(store: &Store, path: &Path, f: &Fixture, last_change: u64)
         .await
         .unwrap();
     assert!(done.complete && done.completed_at.is_some());
+    assert_eq!((&order.placed_by, &done.completed_by), (&Some(Actor::operator()), &Some(Actor::operator())));
     assert_eq!(store.get_inventory(pet).await.unwrap().quantity, before - 2);
 
     let conn = Connection::open(path).unwrap();
