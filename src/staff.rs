@@ -198,7 +198,10 @@ pub async fn sign_in(
     match (&record.pin_hash, pin) {
         (None, _) => pinless(db, &record).await?,
         (Some(_), None) => {
-            return Err(Error::validation(format!("pin is required: {name} has a PIN")).into());
+            // No guess was made, so none is counted; but it is a missing credential, a 401.
+            return Err(
+                Error::new(ErrorCode::WrongPin, format!("{name} has a PIN: type it to sign in")).into()
+            );
         }
         (Some(hash), Some(pin)) => {
             if !verify_pin(pin, hash.clone()).await? {
@@ -417,7 +420,8 @@ mod tests {
         let refusal = sign_in(&*db, owner, None, Purpose::Shift, &Actor::operator(), now).await.unwrap_err();
         assert_eq!(refusal.error.code, ErrorCode::WrongPin);
         let missing = sign_in(&*db, ana, None, Purpose::Shift, &Actor::operator(), now).await.unwrap_err();
-        assert_eq!(missing.error.code, ErrorCode::ValidationFailed, "a member with a PIN needs it");
+        assert_eq!(missing.error.code, ErrorCode::WrongPin, "a member with a PIN needs it");
+        assert_eq!(db.pin_record(ana).await.unwrap().failures, 0, "and no PIN is no guess");
         // Ana deactivated, the owner is the only active member again.
         let change = crate::engine::StaffChange { active: Some(false), ..Default::default() };
         db.update_staff(ana, change, &Actor::operator()).await.unwrap();
