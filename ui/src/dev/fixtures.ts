@@ -53,6 +53,9 @@ export const order = (id: number, petId: number, more: Partial<Order> = {}): Ord
   customerPhone: null,
   note: null,
   cancelledAt: null,
+  placedBy: null,
+  completedBy: null,
+  cancelledBy: null,
   ...more,
 });
 
@@ -66,6 +69,7 @@ export const stockEntry = (kind: StockEntryKind, delta: number, stockAfter: numb
   reason: null,
   orderId: null,
   stockAfter,
+  by: null,
   ...more,
 });
 
