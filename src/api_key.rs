@@ -143,7 +143,9 @@ mod tests {
 /// What a key may do: `read` calls GET operations only, `write` calls every operation, and
 /// `reports` calls only the GET operations that carry no personal data (no orders, which
 /// hold customers' names, phones and notes, and no change feed, which carries orders), for
-/// reporting scripts.
+/// reporting scripts. `till` is a till's key: it reads as `read` does and signs staff in,
+/// and it writes only for the staff member signed in at it (`Petstore-Staff`), within
+/// their role; alone, it writes nothing, so a stolen till key is no write key.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -151,6 +153,7 @@ pub enum Scope {
     Read,
     Write,
     Reports,
+    Till,
 }
 
 /// The paths a `reports` key may GET: a path equal to one of these, or below one ending
@@ -175,17 +178,25 @@ impl Scope {
             Scope::Read => "read",
             Scope::Write => "write",
             Scope::Reports => "reports",
+            Scope::Till => "till",
         }
     }
 
+    /// Whether the key itself may write. A `till` key may not: only the staff signed in at
+    /// it write (see [`Scope::writes_for_staff`]).
     pub fn can_write(self) -> bool {
         self == Scope::Write
+    }
+
+    /// Whether a key of this scope writes only for a staff member signed in with it.
+    pub fn writes_for_staff(self) -> bool {
+        self == Scope::Till
     }
 
     /// Whether a key of this scope may GET `path`.
     pub fn can_read(self, path: &str) -> bool {
         match self {
-            Scope::Read | Scope::Write => true,
+            Scope::Read | Scope::Write | Scope::Till => true,
             Scope::Reports => {
                 REPORTS_PATHS.iter().any(|p| if p.ends_with('/') { path.starts_with(p) } else { path == *p })
             }
@@ -207,7 +218,8 @@ impl FromStr for Scope {
             "read" => Ok(Scope::Read),
             "write" => Ok(Scope::Write),
             "reports" => Ok(Scope::Reports),
-            other => Err(format!("a key's scope is read, write or reports, not {other:?}")),
+            "till" => Ok(Scope::Till),
+            other => Err(format!("a key's scope is read, write, reports or till, not {other:?}")),
         }
     }
 }

@@ -267,9 +267,9 @@ pub trait Seeding: Send + Sync {
 
 /// A database that keeps the shop itself, and so can do all of it: SQLite's `Store` and
 /// PostgreSQL's `PgStore`. A till's `Mirror` is not one: it copies a shop kept on a server.
-pub trait ShopDatabase: Database + Keys + Feed + Exports + Imports + Seeding {}
+pub trait ShopDatabase: Database + Keys + Feed + Exports + Imports + Seeding + Staff {}
 
-impl<T: Database + Keys + Feed + Exports + Imports + Seeding + ?Sized> ShopDatabase for T {}
+impl<T: Database + Keys + Feed + Exports + Imports + Seeding + Staff + ?Sized> ShopDatabase for T {}
 
 /// What the API server serves: the shop with its counter writes, and each capability the
 /// engine under it has. An engine without one (the till's `Mirror`, which imports no pets)
@@ -281,6 +281,8 @@ pub struct Served {
     pub feed: Arc<dyn Feed>,
     pub exports: Arc<dyn Exports>,
     pub imports: Capability<dyn Imports>,
+    /// The shop's staff, their sessions and the activity log: kept where the shop is.
+    pub staff: Capability<dyn Staff>,
 }
 
 impl Served {
@@ -291,7 +293,8 @@ impl Served {
             keys: db.clone(),
             feed: db.clone(),
             exports: db.clone(),
-            imports: Capability::Has(db),
+            imports: Capability::Has(db.clone()),
+            staff: Capability::Has(db),
         }
     }
 }
@@ -309,6 +312,14 @@ impl<T: ?Sized> Capability<T> {
     pub fn get(&self) -> Result<&T> {
         match self {
             Self::Has(it) => Ok(it),
+            Self::Lacks(why) => Err(Error::new(ErrorCode::Forbidden, *why)),
+        }
+    }
+
+    /// The capability to keep (a stream that outlives the request), or the refusal.
+    pub fn shared(&self) -> Result<Arc<T>> {
+        match self {
+            Self::Has(it) => Ok(it.clone()),
             Self::Lacks(why) => Err(Error::new(ErrorCode::Forbidden, *why)),
         }
     }

@@ -28,3 +28,4 @@ pub mod openapi;
 pub mod postgres;
 pub mod private;
 pub mod server;
+pub mod staff;

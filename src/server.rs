@@ -123,7 +123,7 @@ impl Application {
         let mut limits = config.streams;
         limits.overall = limits.overall.min(max_connections / 2).max(1);
         let streams = Arc::new(Streams::new(limits));
-        let Served { shop, keys: named_keys, feed: changes, exports, imports } = served;
+        let Served { shop, keys: named_keys, feed: changes, exports, imports, staff } = served;
         let feed = Arc::new(FeedHub::new(changes.clone(), named_keys.clone(), streams.clone()));
         let idempotency_window = chrono::TimeDelta::from_std(config.idempotency_window)
             .map_err(|_| ServeError::Config("the idempotency window is too long".into()))?;
@@ -133,6 +133,7 @@ impl Application {
             changes: changes.clone(),
             exports,
             imports,
+            staff,
             keys: config.keys,
             hosts: Arc::new(HostPolicy::new(addr.port(), &hosts)),
             clock: config.clock,

@@ -185,19 +185,23 @@ pub(super) fn first_look(req: &Request, keys: &KeyRing) -> FirstLook {
     }
 }
 
-/// The name of the named key a request came with, once checked: left in the request's
-/// extensions for the operations that keep going (an event stream ends with its key).
+/// The name of the named key a request came with, once checked, and its scope: left in the
+/// request's extensions for the operations that keep going (an event stream ends with its
+/// key) and for the actor a write is made as (`actor.rs`).
 #[derive(Debug, Clone)]
-pub(super) struct NamedKey(pub String);
+pub(super) struct NamedKey(pub String, pub Scope);
 
 /// The key check's second step: the named key with the hash `presented` must be active,
-/// a `read` key may only read, and a `reports` key only read what holds no personal data.
-/// Answers the key's identity and its name.
+/// a `read` key may only read, a `reports` key only read what holds no personal data, and a
+/// `till` key write only with a staff member's session (`Petstore-Staff`; which one and
+/// what they may do is the actor's business, `actor.rs`) or to sign one in. Answers the
+/// key's identity and its name.
 pub(super) async fn check_named(
     store: &dyn Keys,
     presented: [u8; 32],
     method: &Method,
     path: &str,
+    headers: &HeaderMap,
 ) -> Result<(KeyIdentity, NamedKey), Refusal> {
     let (id, holder) = match store.find_key(presented).await.map_err(Refusal::Failed)? {
         KeyMatch::Active(key) => {
@@ -211,13 +215,23 @@ pub(super) async fn check_named(
         KeyMatch::Unknown => return Err(Refusal::WrongKey("the API key is not valid")),
     };
     let reads = method == Method::GET || method == Method::HEAD;
-    if holder.scope.can_write() || (reads && holder.scope.can_read(path)) {
-        Ok((KeyIdentity::Named(id), NamedKey(holder.name)))
+    let for_staff = holder.scope.writes_for_staff()
+        && (headers.contains_key(super::actor::STAFF_HEADER) || is_sign_in(method, path));
+    if holder.scope.can_write() || for_staff || (reads && holder.scope.can_read(path)) {
+        let scope = holder.scope;
+        Ok((KeyIdentity::Named(id), NamedKey(holder.name, scope)))
+    } else if holder.scope.writes_for_staff() {
+        Err(Refusal::StaffRequired(holder))
     } else if reads {
         Err(Refusal::NoPersonalData(holder))
     } else {
         Err(Refusal::ReadOnly(holder))
     }
+}
+
+/// `POST /staff/sessions`, which a till's key calls with no one signed in yet.
+fn is_sign_in(method: &Method, path: &str) -> bool {
+    method == Method::POST && path == "/staff/sessions"
 }
 
 /// Who sent a request with a named key, once it is known.
@@ -240,6 +254,8 @@ pub(super) enum Refusal {
     ReadOnly(Holder),
     /// A `reports` key asking for what holds personal data.
     NoPersonalData(Holder),
+    /// A `till` key writing with no staff member signed in.
+    StaffRequired(Holder),
     Failed(crate::Error),
 }
 
@@ -282,6 +298,7 @@ pub(super) fn refuse(failures: &FailedAuth, now: DateTime<Utc>, req: &Request, r
             ),
         )
         .into_response(),
+        Refusal::StaffRequired(holder) => super::actor::staff_required(&holder.name).into_response(),
         Refusal::Failed(error) => ApiError(error).into_response(),
     }
 }

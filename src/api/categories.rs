@@ -4,11 +4,12 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 
 use super::Routes;
+use super::actor::Acting;
 use super::error::ApiResult;
 use super::extract::{JsonBody, Params, PathId};
 use super::paging::list_response;
 use super::state::AppState;
-use crate::domain::{CategoryId, NewCategory};
+use crate::domain::{CategoryId, NewCategory, Permission::EditCatalogue};
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.add(Method::GET, "/categories", list)
@@ -25,8 +26,12 @@ async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<
     Ok(list_response(&uri, &params, page, categories))
 }
 
-async fn create(State(s): State<AppState>, JsonBody(new): JsonBody<NewCategory>) -> ApiResult<Response> {
-    let category = s.engine.create_category(new).await?;
+async fn create(
+    State(s): State<AppState>,
+    who: Acting,
+    JsonBody(new): JsonBody<NewCategory>,
+) -> ApiResult<Response> {
+    let category = who.shop(&s, EditCatalogue)?.create_category(new).await?;
     Ok(super::created(format!("/categories/{}", category.id), category))
 }
 
@@ -37,12 +42,17 @@ async fn get(State(s): State<AppState>, PathId(id): PathId<CategoryId>) -> ApiRe
 async fn replace(
     State(s): State<AppState>,
     PathId(id): PathId<CategoryId>,
+    who: Acting,
     JsonBody(new): JsonBody<NewCategory>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.engine.replace_category(id, new).await?))
+    Ok(Json(who.shop(&s, EditCatalogue)?.replace_category(id, new).await?))
 }
 
-async fn delete(State(s): State<AppState>, PathId(id): PathId<CategoryId>) -> ApiResult<StatusCode> {
-    s.engine.delete_category(id).await?;
+async fn delete(
+    State(s): State<AppState>,
+    PathId(id): PathId<CategoryId>,
+    who: Acting,
+) -> ApiResult<StatusCode> {
+    who.shop(&s, EditCatalogue)?.delete_category(id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

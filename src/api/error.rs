@@ -41,7 +41,8 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let mut response = (self.status(), Json(self.body())).into_response();
         match self.0.code {
-            ErrorCode::Unauthorized => {
+            // Every 401 names its scheme (RFC 9110): a wrong PIN is one too.
+            ErrorCode::Unauthorized | ErrorCode::WrongPin => {
                 response
                     .headers_mut()
                     .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"petstore\""));

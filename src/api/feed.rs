@@ -77,7 +77,7 @@ async fn events(
         Some(given) => Some(feed_position(given)?),
         None => None,
     };
-    let key = key.map_or(StreamKey::Operator, |Extension(NamedKey(name))| StreamKey::Named(name));
+    let key = key.map_or(StreamKey::Operator, |Extension(NamedKey(name, _))| StreamKey::Named(name));
     let address = peer.map_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED), |Extension(ConnectInfo(peer))| peer.ip());
     // Admitted first: a refused stream costs the database nothing.
     let ticket = match s.streams.admit(key, address) {

@@ -16,6 +16,7 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::mpsc;
 
 use super::Routes;
+use super::actor::Acting;
 use super::error::{ApiError, ApiResult};
 use super::extract::{IMPORT_LIMIT, IMPORT_PATH, Params, too_large};
 use super::state::AppState;
@@ -34,8 +35,10 @@ async fn pets(
     State(s): State<AppState>,
     headers: HeaderMap,
     params: Params,
+    who: Acting,
     body: Body,
 ) -> ApiResult<Response> {
+    who.may(crate::domain::Permission::EditCatalogue)?;
     params.allow(&["createCategories", "dryRun"])?;
     let create_categories = params.one("createCategories")?.unwrap_or(false);
     let dry_run = params.one("dryRun")?.unwrap_or(false);

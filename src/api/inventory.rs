@@ -4,6 +4,7 @@ use axum::http::{Method, Uri};
 use axum::response::{IntoResponse, Response};
 
 use super::Routes;
+use super::actor::Acting;
 use super::error::ApiResult;
 use super::extract::{JsonBody, Params, PathId};
 use super::idempotency::{Idempotency, first_outcome};
@@ -12,7 +13,7 @@ use super::state::AppState;
 use serde::Serialize;
 
 use crate::domain::{
-    CounterWrite, InventoryFilter, InventoryUpdate, NewInventoryAdjustment, Page, Paged, PetId,
+    CounterWrite, InventoryFilter, InventoryUpdate, NewInventoryAdjustment, Page, Paged, Permission, PetId,
 };
 use crate::error::Result;
 
@@ -41,9 +42,10 @@ async fn get(State(s): State<AppState>, PathId(pet): PathId<PetId>) -> ApiResult
 async fn set(
     State(s): State<AppState>,
     PathId(pet): PathId<PetId>,
+    who: Acting,
     JsonBody(update): JsonBody<InventoryUpdate>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.engine.set_inventory(pet, update).await?))
+    Ok(Json(who.shop(&s, Permission::CountStock)?.set_inventory(pet, update).await?))
 }
 
 /// With an `Idempotency-Key`, a retry gets the first response again and adjusts nothing.
@@ -51,13 +53,15 @@ async fn adjust(
     State(s): State<AppState>,
     PathId(pet): PathId<PetId>,
     key: Idempotency,
+    who: Acting,
     JsonBody(adjustment): JsonBody<NewInventoryAdjustment>,
 ) -> ApiResult<impl IntoResponse> {
+    let shop = who.shop(&s, Permission::AdjustStock)?;
     let item = match key.in_window(&s) {
-        None => s.engine.adjust_inventory(pet, adjustment).await?,
+        None => shop.adjust_inventory(pet, adjustment).await?,
         Some((key, now)) => {
             let write = CounterWrite::Adjust { pet, adjustment };
-            first_outcome(s.engine.once(key, write, now).await?)?.into_item()?
+            first_outcome(shop.once(key, write, now).await?)?.into_item()?
         }
     };
     Ok(Json(item))

@@ -3,6 +3,8 @@
 //! server's `Arc<dyn Database>` (either engine, or a till's mirror), map the result.
 
 mod access;
+mod activity;
+mod actor;
 mod categories;
 mod deprecation;
 mod docs;
@@ -24,6 +26,7 @@ mod reports;
 mod require_key;
 mod service;
 mod settings;
+mod staff;
 mod state;
 mod streams;
 
@@ -86,6 +89,8 @@ fn protected() -> Routes {
     let routes = reports::routes(routes);
     let routes = exports::routes(routes);
     let routes = imports::routes(routes);
+    let routes = staff::routes(routes);
+    let routes = activity::routes(routes);
     feed::routes(routes)
 }
 

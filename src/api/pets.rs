@@ -4,11 +4,12 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 
 use super::Routes;
+use super::actor::Acting;
 use super::error::ApiResult;
 use super::extract::{JsonBody, Params, PathId};
 use super::paging::list_response;
 use super::state::AppState;
-use crate::domain::{NewPet, PetFilter, PetId, PetPatch};
+use crate::domain::{NewPet, Permission::EditCatalogue, PetFilter, PetId, PetPatch};
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.add(Method::GET, "/pets", list)
@@ -35,8 +36,12 @@ async fn list(State(s): State<AppState>, uri: Uri, params: Params) -> ApiResult<
     Ok(list_response(&uri, &params, page, pets))
 }
 
-async fn create(State(s): State<AppState>, JsonBody(new): JsonBody<NewPet>) -> ApiResult<Response> {
-    let pet = s.engine.create_pet(new).await?;
+async fn create(
+    State(s): State<AppState>,
+    who: Acting,
+    JsonBody(new): JsonBody<NewPet>,
+) -> ApiResult<Response> {
+    let pet = who.shop(&s, EditCatalogue)?.create_pet(new).await?;
     Ok(super::created(format!("/pets/{}", pet.id), pet))
 }
 
@@ -47,20 +52,22 @@ async fn get(State(s): State<AppState>, PathId(id): PathId<PetId>) -> ApiResult<
 async fn replace(
     State(s): State<AppState>,
     PathId(id): PathId<PetId>,
+    who: Acting,
     JsonBody(new): JsonBody<NewPet>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.engine.replace_pet(id, new).await?))
+    Ok(Json(who.shop(&s, EditCatalogue)?.replace_pet(id, new).await?))
 }
 
 async fn update(
     State(s): State<AppState>,
     PathId(id): PathId<PetId>,
+    who: Acting,
     JsonBody(patch): JsonBody<PetPatch>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.engine.update_pet(id, patch).await?))
+    Ok(Json(who.shop(&s, EditCatalogue)?.update_pet(id, patch).await?))
 }
 
-async fn delete(State(s): State<AppState>, PathId(id): PathId<PetId>) -> ApiResult<StatusCode> {
-    s.engine.delete_pet(id).await?;
+async fn delete(State(s): State<AppState>, PathId(id): PathId<PetId>, who: Acting) -> ApiResult<StatusCode> {
+    who.shop(&s, EditCatalogue)?.delete_pet(id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

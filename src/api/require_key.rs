@@ -90,6 +90,7 @@ where
                     presented,
                     req.method(),
                     req.uri().path(),
+                    req.headers(),
                 )
                 .await
                 {

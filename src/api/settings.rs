@@ -4,10 +4,11 @@ use axum::http::Method;
 use axum::response::IntoResponse;
 
 use super::Routes;
+use super::actor::Acting;
 use super::error::ApiResult;
 use super::extract::JsonBody;
 use super::state::AppState;
-use crate::domain::ShopSettings;
+use crate::domain::{Permission, ShopSettings};
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.add(Method::GET, "/store/settings", get).add(Method::PUT, "/store/settings", put)
@@ -19,7 +20,8 @@ async fn get(State(s): State<AppState>) -> ApiResult<impl IntoResponse> {
 
 async fn put(
     State(s): State<AppState>,
+    who: Acting,
     JsonBody(settings): JsonBody<ShopSettings>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(s.engine.put_settings(settings).await?))
+    Ok(Json(who.shop(&s, Permission::ChangeSettings)?.put_settings(settings).await?))
 }

@@ -5,7 +5,7 @@ use super::access::{HostPolicy, KeyRing};
 use super::failures::FailedAuth;
 use super::permits::{Lane, Permits};
 use crate::clock::Clock;
-use crate::engine::{Capability, Database, Exports, Feed, Imports, Keys};
+use crate::engine::{Capability, Database, Exports, Feed, Imports, Keys, Staff};
 
 /// What every handler and middleware can reach. One `Arc`: axum clones the state for each
 /// request at every layer and handler that takes it, and one shared count to bump is
@@ -36,6 +36,9 @@ pub struct Shared {
     /// The pet import, or why this engine has none (a till's mirror: pets are made on the
     /// server), answered instead.
     pub imports: Capability<dyn Imports>,
+    /// The staff, their sessions and the activity log, or why this engine keeps none (a
+    /// till's mirror: staff sign in at the server).
+    pub staff: Capability<dyn Staff>,
     /// The operator's keys.
     pub keys: KeyRing,
     pub hosts: Arc<HostPolicy>,
@@ -93,7 +96,7 @@ impl AppState {
     /// API's unit tests that drive the service without a socket.
     pub(crate) fn for_tests(store: Arc<dyn crate::engine::ShopDatabase>) -> Self {
         let streams = Arc::new(super::streams::Streams::new(Default::default()));
-        let crate::engine::Served { shop, keys, feed, exports, imports } =
+        let crate::engine::Served { shop, keys, feed, exports, imports, staff } =
             crate::engine::Served::all_of(store);
         Self::new(Shared {
             feed: Arc::new(super::fanout::FeedHub::new(feed.clone(), keys.clone(), streams.clone())),
@@ -103,6 +106,7 @@ impl AppState {
             changes: feed,
             exports,
             imports,
+            staff,
             keys: KeyRing::from_secrets(["k"]),
             hosts: Arc::new(HostPolicy::new(80, &[])),
             clock: Clock::system(),

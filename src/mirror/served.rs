@@ -117,6 +117,9 @@ impl Mirror {
             imports: Capability::Lacks(
                 "a till in remote mode does not import pets; import them on the server (its API, POST /imports/pets)",
             ),
+            staff: Capability::Lacks(
+                "a till in remote mode keeps no staff: staff sign in at the server this till follows",
+            ),
         }
     }
 }

@@ -269,7 +269,7 @@ async fn cli_keys_work_at_once_on_a_running_server_and_never_show_up_again() {
     let script = ok(&db, &["keys", "create", "--name", "sales script", "--scope", "reports"]);
     assert!(script.contains("scope reports"), "{script}");
     let bad_scope = cli(&db, &["keys", "create", "--name", "x", "--scope", "admin"]);
-    assert!(!bad_scope.status.success() && text(&bad_scope.stderr).contains("read, write or reports"));
+    assert!(!bad_scope.status.success() && text(&bad_scope.stderr).contains("read, write, reports or till"));
     let blank = cli(&db, &["keys", "create", "--name", " ", "--scope", "read"]);
     assert!(!blank.status.success() && text(&blank.stderr).contains("blank"));
 

@@ -37,7 +37,7 @@ fn the_document_has_the_contracts_markers() {
     assert_eq!(DOC["info"]["version"], "1.0.0");
     let tags: Vec<&str> =
         DOC["tags"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(tags, ["Pets", "Store", "Changes"]);
+    assert_eq!(tags, ["Pets", "Store", "Changes", "Staff"]);
     for schema in [
         "PetStatus",
         "NewPet",
@@ -65,6 +65,33 @@ fn the_document_has_the_contracts_markers() {
         "experimental"
     );
     assert_eq!(DOC["components"]["securitySchemes"]["bearerAuth"]["scheme"], "bearer");
+}
+
+/// The permission table in the `Staff` tag is the one in `domain::staff`
+/// (`Permission::least_role`): a row for every permission, each role's "yes" where the role
+/// holds it, and no other row. A table only people read drifts from the code it describes.
+#[test]
+fn the_staff_tags_permission_table_is_the_codes() {
+    use petstore::domain::{Permission, Role};
+    let staff = DOC["tags"].as_array().unwrap().iter().find(|t| t["name"] == "Staff").expect("a Staff tag");
+    let rows: BTreeSet<(String, Vec<String>)> = staff["description"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let permission = cells.get(1)?.strip_prefix('`')?.strip_suffix('`')?;
+            Some((permission.to_owned(), cells[2..5].iter().map(|c| c.to_string()).collect()))
+        })
+        .collect();
+    let expected: BTreeSet<(String, Vec<String>)> = Permission::ALL
+        .into_iter()
+        .map(|p| {
+            let holds = Role::ALL.map(|role| if role.may(p) { "yes" } else { "no" }.to_owned());
+            (p.as_str().to_owned(), holds.to_vec())
+        })
+        .collect();
+    assert_eq!(rows, expected, "the Staff tag's permission table against Permission::least_role");
 }
 
 #[test]

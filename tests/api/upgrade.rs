@@ -19,7 +19,7 @@ use crate::support::database::{one, stocked};
 /// landed with 0015 in one submission (12 has a fixture, as does the last). Version 16
 /// (staff) is not released yet: its fixture is made from the commit that releases it, with
 /// the API that serves staff, and 16 leaves this list then.
-const NEVER_RELEASED: &[usize] = &[2, 13, 14, 16];
+const NEVER_RELEASED: &[usize] = &[2, 13, 14, 16, 17];
 
 /// What one fixture holds, as recorded when it was made.
 struct Fixture {

@@ -17,6 +17,7 @@
 
 mod catalogue;
 mod remote;
+mod staff;
 mod stock;
 mod support;
 mod synced;

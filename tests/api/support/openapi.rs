@@ -131,8 +131,11 @@ pub fn operations() -> Vec<(Method, String, bool)> {
                 continue;
             }
             let secured = op.get("security").map_or(global, |s| !s.as_array().unwrap().is_empty());
-            let mut path =
-                template.replace("{petId}", "1").replace("{categoryId}", "1").replace("{orderId}", "1");
+            let mut path = template
+                .replace("{petId}", "1")
+                .replace("{categoryId}", "1")
+                .replace("{orderId}", "1")
+                .replace("{staffId}", "1");
             // Required query parameters take the document's own example.
             let required: Vec<String> = op["parameters"]
                 .as_array()

@@ -1,0 +1,139 @@
+//! The staff (`/staff`) and their sessions (`/staff/sessions`): who works at the shop, in
+//! which role, and signing in and out at a till. The sign-in itself is `crate::staff`'s;
+//! managing staff needs the `manage_staff` permission.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+
+use super::Routes;
+use super::access::NamedKey;
+use super::actor::{Acting, STAFF_HEADER, find};
+use super::error::{ApiError, ApiResult};
+use super::extract::{JsonBody, PathId};
+use super::state::AppState;
+use crate::domain::{
+    Actor, NewStaffMember, Permission::ManageStaff, Pin, StaffId, StaffMember, StaffPatch, Timestamp,
+};
+use crate::engine::{NewStaffRow, StaffChange};
+use crate::error::Error;
+use crate::staff::{Purpose, hash_pin, sign_in};
+
+pub(super) fn routes(r: Routes) -> Routes {
+    r.add(Method::GET, "/staff", list)
+        .add(Method::POST, "/staff", create)
+        .add(Method::GET, "/staff/{staffId}", get)
+        .add(Method::PATCH, "/staff/{staffId}", update)
+        .add(Method::POST, "/staff/sessions", start_session)
+        .add(Method::GET, "/staff/sessions/current", current_session)
+        .add(Method::DELETE, "/staff/sessions/current", end_session)
+}
+
+async fn list(State(s): State<AppState>) -> ApiResult<impl IntoResponse> {
+    Ok(Json(s.staff.get()?.list_staff().await?))
+}
+
+async fn create(
+    State(s): State<AppState>,
+    who: Acting,
+    JsonBody(new): JsonBody<NewStaffMember>,
+) -> ApiResult<Response> {
+    let by = who.may(ManageStaff)?;
+    let NewStaffMember { name, role, pin } = new;
+    let row = NewStaffRow { name, role, pin_hash: hash_pin(pin).await? };
+    let member = s.staff.get()?.create_staff(row, &by).await?;
+    Ok(super::created(format!("/staff/{}", member.id), member))
+}
+
+async fn get(State(s): State<AppState>, PathId(id): PathId<StaffId>) -> ApiResult<impl IntoResponse> {
+    Ok(Json(s.staff.get()?.get_staff(id).await?))
+}
+
+async fn update(
+    State(s): State<AppState>,
+    PathId(id): PathId<StaffId>,
+    who: Acting,
+    JsonBody(patch): JsonBody<StaffPatch>,
+) -> ApiResult<impl IntoResponse> {
+    let by = who.may(ManageStaff)?;
+    let StaffPatch { name, role, pin, active } = patch;
+    let pin_hash = match pin {
+        Some(pin) => Some(hash_pin(pin).await?),
+        None => None,
+    };
+    let change = StaffChange { name, role, pin_hash, active };
+    Ok(Json(s.staff.get()?.update_staff(id, change, &by).await?))
+}
+
+/// `POST /staff/sessions`'s body.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SignIn {
+    staff_id: StaffId,
+    #[serde(default, deserialize_with = "crate::domain::not_null")]
+    pin: Option<Pin>,
+    #[serde(default, deserialize_with = "crate::domain::not_null")]
+    purpose: Option<Purpose>,
+}
+
+/// Signs a staff member in at the till the key belongs to: a shift, or a manager's
+/// approval of one action. A lockout is answered with `Retry-After`.
+async fn start_session(
+    State(s): State<AppState>,
+    key: Option<axum::Extension<NamedKey>>,
+    JsonBody(body): JsonBody<SignIn>,
+) -> ApiResult<Response> {
+    let key = key.map_or_else(Actor::operator, |axum::Extension(NamedKey(name, _))| Actor::key(name));
+    let now = Timestamp::from(s.clock.now());
+    let purpose = body.purpose.unwrap_or_default();
+    match sign_in(s.staff.get()?, body.staff_id, body.pin, purpose, &key, now).await {
+        Ok(signed_in) => Ok((StatusCode::CREATED, Json(signed_in)).into_response()),
+        Err(refusal) => {
+            let mut response = ApiError(refusal.error).into_response();
+            if let Some(wait) = refusal.retry_after {
+                // Whole seconds, rounded up: a client that waits that long finds the lock gone.
+                let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
+            }
+            Ok(response)
+        }
+    }
+}
+
+/// `GET /staff/sessions/current`'s answer: who is signed in; nobody without a session.
+#[derive(Debug, Serialize)]
+struct Current {
+    staff: Option<StaffMember>,
+}
+
+/// Who the session in `Petstore-Staff` signs in: nobody without the header (a till that
+/// has no one signed in asks too), `unauthorized` for a session that is no longer good, so
+/// the till knows to ask for a PIN again.
+async fn current_session(State(s): State<AppState>, headers: HeaderMap) -> ApiResult<impl IntoResponse> {
+    let staff = s.staff.get()?;
+    let Some(token) = headers.get(STAFF_HEADER) else { return Ok(Json(Current { staff: None })) };
+    let token = token.to_str().unwrap_or("").trim();
+    let who = find(staff, token, STAFF_HEADER, Timestamp::from(s.clock.now())).await?;
+    Ok(Json(Current { staff: Some(staff.get_staff(who.id).await?) }))
+}
+
+/// Signs out: the session in `Petstore-Staff` ends. One already ended is no error, so a
+/// till that retries its sign-out is answered the same.
+async fn end_session(State(s): State<AppState>, headers: HeaderMap) -> ApiResult<StatusCode> {
+    let token = session_token(&headers)?;
+    if let Some(hash) = crate::staff::token_hash(token) {
+        s.staff.get()?.end_session(hash).await?;
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The token of `Petstore-Staff`, which these operations are about. Without one the request
+/// is malformed (`invalid_parameter`), not unauthenticated: its key was right, and a session
+/// that is there but not valid is the one answered `unauthorized`.
+fn session_token(headers: &HeaderMap) -> Result<&str, Error> {
+    headers.get(STAFF_HEADER).and_then(|v| v.to_str().ok()).map(str::trim).ok_or_else(|| {
+        Error::invalid_parameter("this operation is about a staff session: send it as Petstore-Staff: pss_…")
+    })
+}
