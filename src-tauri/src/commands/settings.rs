@@ -20,6 +20,7 @@ pub async fn save_settings<R: Runtime>(
     shell: State<'_, Shell>,
     settings: Input<SettingsInput>,
 ) -> CommandResult<SettingsView> {
+    shell.allowed(petstore::domain::Permission::ChangeSettings).await?;
     shell.save_settings(&app, settings.0).await
 }
 
@@ -47,6 +48,7 @@ pub fn get_local_api_key(shell: State<'_, Shell>) -> CommandResult<String> {
 /// A new local API key; the old one stops working at once.
 #[tauri::command]
 pub async fn regenerate_local_api_key(shell: State<'_, Shell>) -> CommandResult<String> {
+    shell.allowed(petstore::domain::Permission::ManageKeys).await?;
     let key = shell.local_api().new_key().map_err(CommandError::internal)?;
     if shell.local_api().status().enabled {
         shell.restart_local_api().await;

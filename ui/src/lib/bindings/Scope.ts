@@ -4,6 +4,8 @@
  * What a key may do: `read` calls GET operations only, `write` calls every operation, and
  * `reports` calls only the GET operations that carry no personal data (no orders, which
  * hold customers' names, phones and notes, and no change feed, which carries orders), for
- * reporting scripts.
+ * reporting scripts. `till` is a till's key: it reads as `read` does and signs staff in,
+ * and it writes only for the staff member signed in at it (`Petstore-Staff`), within
+ * their role; alone, it writes nothing, so a stolen till key is no write key.
  */
-export type Scope = "read" | "write" | "reports";
+export type Scope = "read" | "write" | "reports" | "till";
