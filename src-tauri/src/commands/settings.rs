@@ -40,8 +40,11 @@ pub async fn get_status(shell: State<'_, Shell>) -> CommandResult<Status> {
 }
 
 /// The local API's key, for Settings to show and copy. (The remote key is never sent.)
+/// It is the operator's key, which writes as itself whoever holds it: only someone who may
+/// manage keys is shown it, or the role checks could be gone round through the local API.
 #[tauri::command]
-pub fn get_local_api_key(shell: State<'_, Shell>) -> CommandResult<String> {
+pub async fn get_local_api_key(shell: State<'_, Shell>) -> CommandResult<String> {
+    shell.allowed(petstore::domain::Permission::ManageKeys).await?;
     shell.local_api().key().map_err(CommandError::internal)
 }
 

@@ -83,6 +83,8 @@ fn each_write_command_checks_the_signed_in_persons_role() {
         ("update_staff", json!({ "staffId": ana, "patch": { "role": "owner" } }), "manage_staff"),
         ("create_api_key", json!({ "name": "till", "scope": "write" }), "manage_keys"),
         ("regenerate_local_api_key", json!({}), "manage_keys"),
+        // The operator's key would let anyone round every check through the local API.
+        ("get_local_api_key", json!({}), "manage_keys"),
         ("list_activity", json!({ "query": {} }), "view_activity"),
         ("save_till_lock", json!({ "lock": { "idleMinutes": 0 } }), "change_settings"),
         (
