@@ -560,3 +560,28 @@ async fn a_retry_through_the_local_api_after_its_key_was_made_anew_is_placed_onc
     assert_eq!(orders_of(&server).await.len(), 1, "placed once at the server");
     assert_eq!(stock_of(&server, pets[0]).await, 8);
 }
+
+/// The named keys a till's local API serves are the computer's own, kept in its own store:
+/// written as an actor's, they are logged there as theirs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_computers_own_keys_are_written_as_the_actors_and_logged_in_its_own_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _) = shop(dir.path(), 1, 1).await;
+    let remote = Remote::start(server.clone()).await;
+    let own = Store::open(dir.path().join("own.db")).unwrap();
+    let mirror =
+        Mirror::open_with_keys(&dir.path().join("mirrors"), remote.client(), Some(own.clone())).unwrap();
+    let owner = Actor::key("setup script");
+    let issued = mirror
+        .keys_acting(owner.clone())
+        .create_key(parse(r#""label-printer""#), crate::api_key::Scope::Write)
+        .await;
+    assert_eq!(issued.unwrap().key.name, "label-printer");
+    assert_eq!(own.list_keys().await.unwrap().len(), 1, "kept in the computer's own store");
+    use crate::engine::Staff;
+    let log = own.list_activity(ActivityFilter::default(), Page::default()).await.unwrap();
+    let entries: Vec<_> = log.items.into_iter().map(|e| (e.kind, e.actor)).collect();
+    assert_eq!(entries, [(ActivityKind::KeyCreated, Some(owner))]);
+    let on_server = server.list_activity(ActivityFilter::default(), Page::default()).await.unwrap();
+    assert!(on_server.items.iter().all(|e| e.kind != ActivityKind::KeyCreated), "nothing on the server");
+}

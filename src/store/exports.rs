@@ -47,7 +47,29 @@ pub(super) fn orders_after(
     );
     let mut statement = conn.prepare_cached(&sql)?;
     let rows = statement.query_map(params![after, limit, from, to], |r| {
-        Ok(OrderExport { order: orders::from_row(r)?, pet_name: r.get(13)? })
+        // The pet's name follows the order's columns.
+        Ok(OrderExport { order: orders::from_row(r)?, pet_name: r.get(orders::COLUMNS.split(',').count())? })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::parse_body;
+    use crate::domain::NewOrder;
+    use crate::engine::{Exports, Petstore};
+    use crate::store::Store;
+
+    #[tokio::test]
+    async fn an_exported_order_carries_its_pets_name_after_every_column_of_the_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("shop.db")).unwrap();
+        let pet = store.create_pet(parse_body(br#"{"name": "Nemo"}"#).unwrap()).await.unwrap();
+        store.set_inventory(pet.id, parse_body(br#"{"quantity": 3}"#).unwrap()).await.unwrap();
+        let new: NewOrder = parse_body(format!(r#"{{"petId": {}}}"#, pet.id).as_bytes()).unwrap();
+        let order = store.place_order(new).await.unwrap();
+        let exported = store.export_orders(None, 0, 10).await.unwrap();
+        assert_eq!(exported.len(), 1);
+        assert_eq!((&exported[0].order, exported[0].pet_name.as_str()), (&order, "Nemo"));
+    }
 }

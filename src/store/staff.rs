@@ -488,7 +488,7 @@ pub(super) mod tests {
             store.find_session([3; 32], Timestamp::now())
         );
         let found: Vec<_> = [first.unwrap(), second.unwrap()].into_iter().flatten().collect();
-        assert_eq!(found, [bea.clone()], "one of two requests at once gets it");
+        assert_eq!(found, [bea], "one of two requests at once gets it");
         assert_eq!(store.find_session([3; 32], Timestamp::now()).await.unwrap(), None);
         let log = store.list_activity(ActivityFilter::default(), Page::new(1, 0).unwrap()).await.unwrap();
         assert_eq!(

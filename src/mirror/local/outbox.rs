@@ -15,6 +15,10 @@ use crate::store::Transaction;
 
 /// What a write taken offline answers, as its online twin would.
 #[derive(Debug, Clone, PartialEq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "an order, the large variant, is the common answer: boxing it would add an allocation to most answers and save nothing"
+)]
 pub(in crate::mirror) enum Queued {
     Order(Order),
     Item(InventoryItem),
@@ -23,6 +27,10 @@ pub(in crate::mirror) enum Queued {
 
 /// How the server took a queued write.
 #[derive(Debug, Clone)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "an order, the large variant, is the common answer: boxing it would add an allocation to most answers and save nothing"
+)]
 pub(in crate::mirror) enum Sent {
     /// An order placed: the provisional one becomes this.
     Placed(Order),
