@@ -3,7 +3,8 @@
 //! traits, safe with several `petstore-server` replicas on one database.
 //!
 //! Laid out like `src/store/`: one module per resource (`pets.rs`, `categories.rs`,
-//! `orders.rs`, `inventory.rs`, `keys.rs`, `idempotency.rs`), the status rules applied in
+//! `orders.rs`, `inventory.rs`, `keys.rs`, `idempotency.rs`, `staff.rs`), the activity log
+//! every write adds its entry to in its own transaction (`activity.rs`), the status rules applied in
 //! `stock.rs` (the rules themselves are `crate::domain::status_rules`, shared), the paging
 //! every list shares in `paging.rs`, `changes.rs` (LISTEN/NOTIFY), `readers.rs` (a pet by
 //! id on shared, pipelined connections), `migrations.rs`,

@@ -509,3 +509,41 @@ async fn key_writes_through_keys_acting_are_logged_as_the_actors() {
         }
     }
 }
+
+/// Every write of the scenario logs on PostgreSQL what it logs on SQLite, entry for entry
+/// (kind, subject, detail and actor), a refusal nothing; an import one entry, a dry run none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_write_logs_what_it_logs_on_sqlite() {
+    let Some(target) = database().await else { return };
+    let pg = PgStore::connect(&target).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = Store::open(dir.path().join("shop.db")).unwrap();
+    let csv = "name,category,stock\nAda,Imported,3\nBo,Imported,0\n";
+    let rows = crate::domain::parse_pets_csv(csv.as_bytes()).unwrap();
+    async fn log_of(shop: &dyn Staff) -> Vec<String> {
+        let mut all = Vec::new();
+        loop {
+            let page = Page::new(Page::MAX_LIMIT, all.len() as u32).unwrap();
+            let items = shop.list_activity(ActivityFilter::default(), page).await.unwrap().items;
+            if items.is_empty() {
+                return all;
+            }
+            all.extend(
+                items
+                    .into_iter()
+                    .map(|e| format!("{:?} {:?} {:?} {:?}", e.kind, e.subject, e.detail, e.actor)),
+            );
+        }
+    }
+    let by = Actor::key("till-1");
+    super::scenario(&*sqlite.acting(by.clone())).await;
+    super::scenario(&*pg.acting(by.clone())).await;
+    for dry_run in [true, false] {
+        sqlite.import_pets(rows.clone(), true, dry_run).await.unwrap();
+        pg.import_pets(rows.clone(), true, dry_run).await.unwrap();
+    }
+    let (expected, got) = (log_of(&sqlite).await, log_of(&pg).await);
+    assert!(expected.len() > 20, "{expected:?}");
+    assert_eq!(got, expected);
+    assert_eq!(got.iter().filter(|e| e.starts_with("PetsImported")).count(), 1, "the dry run logged nothing");
+}
