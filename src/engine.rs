@@ -6,9 +6,10 @@
 //! one trait for each thing it is: [`Database`], the counter writes run once per
 //! idempotency key; [`Keys`], the named API keys; [`Feed`], news of every commit and the
 //! change feed; [`Exports`] and [`Imports`], the CSV files' pages and pets; [`Seeding`],
-//! demo data. Both engines have all of them ([`ShopDatabase`]); the [`Mirror`], which the
-//! app's local API serves in remote mode, has what a copy of a remote shop can have, and no
-//! imports or seeding, which belong on the server. The server holds a [`Served`], each
+//! demo data; [`Staff`], the staff, their sessions and the activity log. Both engines have
+//! all of them ([`ShopDatabase`]); the [`Mirror`], which the app's local API serves in
+//! remote mode, has what a copy of a remote shop can have, and no imports, seeding or
+//! staff, which belong on the server (staff sign in at the server the till follows). The server holds a [`Served`], each
 //! capability apart, and never asks which engine is under it.
 //!
 //! [`Store`]: crate::store::Store

@@ -63,22 +63,33 @@ pub async fn verify_pin(pin: Pin, hash: String) -> Result<bool> {
     .map_err(Error::internal)?
 }
 
-/// A new session token: 256 random bits as `pss_` and 64 hex digits, and its SHA-256, all
-/// the engine keeps (the token carries enough randomness for an unsalted fast hash, as an
-/// API key does).
-pub fn new_token() -> (String, [u8; 32]) {
+/// A new session token for `purpose`: 256 random bits as `pss_` and 64 hex digits, and its
+/// hash, all the engine keeps (the token carries enough randomness for an unsalted fast
+/// hash, as an API key does).
+pub fn new_token(purpose: Purpose) -> (String, [u8; 32]) {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).expect("the operating system's random source");
     let token = format!("{TOKEN_PREFIX}{}", hex::encode(bytes));
-    let hash = crate::api_key::hash(&token);
+    let hash = hashed(&token, purpose);
     (token, hash)
 }
 
-/// The hash a presented token is kept under, if it has a token's form; `None` for anything
-/// else, which no session can match.
-pub fn token_hash(token: &str) -> Option<[u8; 32]> {
+/// The hash a token presented for `purpose` is kept under, if it has a token's form; `None`
+/// for anything else, which no session can match.
+pub fn token_hash(token: &str, purpose: Purpose) -> Option<[u8; 32]> {
     let digits = token.strip_prefix(TOKEN_PREFIX)?;
-    (digits.len() == 64 && digits.bytes().all(|b| b.is_ascii_hexdigit())).then(|| crate::api_key::hash(token))
+    (digits.len() == 64 && digits.bytes().all(|b| b.is_ascii_hexdigit())).then(|| hashed(token, purpose))
+}
+
+/// SHA-256 of the purpose and the token: a token is found only under the purpose it was made
+/// for, so a manager's shift sent as an approval (which would approve again and again, never
+/// used up) or an approval sent as a shift matches no session.
+fn hashed(token: &str, purpose: Purpose) -> [u8; 32] {
+    let label = match purpose {
+        Purpose::Shift => "shift",
+        Purpose::Approval => "approval",
+    };
+    crate::api_key::hash(&format!("{label}:{token}"))
 }
 
 /// A sign-in that worked: the token, shown this once.
@@ -187,7 +198,10 @@ pub async fn sign_in(
     match (&record.pin_hash, pin) {
         (None, _) => pinless(db, &record).await?,
         (Some(_), None) => {
-            return Err(Error::validation(format!("pin is required: {name} has a PIN")).into());
+            // No guess was made, so none is counted; but it is a missing credential, a 401.
+            return Err(
+                Error::new(ErrorCode::WrongPin, format!("{name} has a PIN: type it to sign in")).into()
+            );
         }
         (Some(hash), Some(pin)) => {
             if !verify_pin(pin, hash.clone()).await? {
@@ -195,7 +209,7 @@ pub async fn sign_in(
             }
         }
     }
-    let (token, token_hash) = new_token();
+    let (token, token_hash) = new_token(purpose);
     let lasts = chrono::Duration::from_std(purpose.lasts()).expect("hours fit");
     let expires_at = Timestamp::from(now.as_datetime() + lasts);
     db.sign_in(NewSession { token_hash, staff: id, purpose: purpose.into(), expires_at }, &as_member).await?;
@@ -311,10 +325,11 @@ mod tests {
 
     #[test]
     fn a_token_is_256_random_bits_and_only_its_hash_is_kept() {
-        let (token, hash) = new_token();
+        let (token, hash) = new_token(Purpose::Shift);
         assert!(token.starts_with("pss_") && token.len() == 4 + 64, "{token}");
-        assert_eq!(token_hash(&token), Some(hash));
-        assert_ne!(new_token().0, token);
+        assert_eq!(token_hash(&token, Purpose::Shift), Some(hash));
+        assert_ne!(token_hash(&token, Purpose::Approval), Some(hash), "found only for its purpose");
+        assert_ne!(new_token(Purpose::Shift).0, token);
         for forged in [
             "",
             "pss_",
@@ -323,7 +338,7 @@ mod tests {
             &format!("{token}0"),
             &token.replace("pss_", "PSS_"),
         ] {
-            assert_eq!(token_hash(forged), None, "{forged:?}");
+            assert_eq!(token_hash(forged, Purpose::Shift), None, "{forged:?}");
         }
     }
 
@@ -364,7 +379,14 @@ mod tests {
         assert_eq!(signed.staff.id, ana);
         let shift_ends = Timestamp::from(now.as_datetime() + chrono::Duration::hours(12));
         assert_eq!(signed.expires_at, shift_ends, "a shift lasts 12 hours");
-        assert_eq!(db.find_session(token_hash(&signed.token).unwrap(), now).await.unwrap().unwrap().id, ana);
+        assert_eq!(
+            db.find_session(token_hash(&signed.token, Purpose::Shift).unwrap(), now)
+                .await
+                .unwrap()
+                .unwrap()
+                .id,
+            ana
+        );
     }
 
     /// A wrong PIN is answered after `WRONG_PIN_DELAY`, a right one at once: on tokio's
@@ -398,7 +420,8 @@ mod tests {
         let refusal = sign_in(&*db, owner, None, Purpose::Shift, &Actor::operator(), now).await.unwrap_err();
         assert_eq!(refusal.error.code, ErrorCode::WrongPin);
         let missing = sign_in(&*db, ana, None, Purpose::Shift, &Actor::operator(), now).await.unwrap_err();
-        assert_eq!(missing.error.code, ErrorCode::ValidationFailed, "a member with a PIN needs it");
+        assert_eq!(missing.error.code, ErrorCode::WrongPin, "a member with a PIN needs it");
+        assert_eq!(db.pin_record(ana).await.unwrap().failures, 0, "and no PIN is no guess");
         // Ana deactivated, the owner is the only active member again.
         let change = crate::engine::StaffChange { active: Some(false), ..Default::default() };
         db.update_staff(ana, change, &Actor::operator()).await.unwrap();
@@ -420,7 +443,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!((approval.purpose, approval.expires_at), (Purpose::Approval, at("2026-11-27T10:02:00Z")));
-        let hash = token_hash(&approval.token).unwrap();
+        let hash = token_hash(&approval.token, Purpose::Approval).unwrap();
         assert_eq!(db.find_session(hash, now).await.unwrap().map(|s| s.id), Some(marta));
         assert_eq!(db.find_session(hash, now).await.unwrap(), None, "used up by the first request");
     }

@@ -16,6 +16,7 @@ use super::state::AppState;
 use crate::domain::{Actor, Permission, StaffRef, Timestamp};
 use crate::engine::{Database, Staff};
 use crate::error::{Error, ErrorCode, Result};
+use crate::staff::Purpose;
 
 /// The header of a staff member's shift session: `Petstore-Staff: pss_…`.
 pub const STAFF_HEADER: &str = "petstore-staff";
@@ -84,7 +85,8 @@ pub(super) async fn find(staff: &dyn Staff, token: &str, header: &str, now: Time
             ),
         )
     };
-    let hash = crate::staff::token_hash(token).ok_or_else(refused)?;
+    let purpose = if header == APPROVAL_HEADER { Purpose::Approval } else { Purpose::Shift };
+    let hash = crate::staff::token_hash(token, purpose).ok_or_else(refused)?;
     staff.find_session(hash, now).await?.ok_or_else(refused)
 }
 

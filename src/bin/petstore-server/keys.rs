@@ -15,8 +15,9 @@ pub enum KeysCommand {
         /// What the key is for, e.g. "till" (1 to 100 characters, unique).
         #[arg(long)]
         name: Name,
-        /// `read` (GET operations only), `write` (every operation) or `reports` (GET
-        /// operations that carry no personal data: no orders, no change feed).
+        /// `read` (GET operations only), `write` (every operation), `reports` (GET
+        /// operations that carry no personal data: no orders, no change feed) or `till` (a
+        /// till's: reads, signs staff in, writes only for the staff member signed in).
         #[arg(long)]
         scope: Scope,
     },
@@ -70,7 +71,7 @@ fn print_secret(what: &str, issued: &IssuedKey) {
 fn print_list(keys: &[KeyInfo]) {
     if keys.is_empty() {
         println!(
-            "No named API keys. Make one with: petstore-server keys create --name NAME --scope read|write|reports"
+            "No named API keys. Make one with: petstore-server keys create --name NAME --scope read|write|reports|till"
         );
         return;
     }

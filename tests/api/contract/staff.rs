@@ -187,6 +187,18 @@ async fn a_till_key_without_staff_reads_and_writes_nothing() {
         assert!(reply.body["message"].as_str().unwrap().contains(TILL));
     }
     assert!(writes >= 16, "every write operation was tried ({writes})");
+
+    // A session header that is no session lets nothing through either: every write handler
+    // resolves its actor (the key check only looked for the header). Signing out of
+    // nothing is the one write that answers, and ends nothing.
+    let forged = format!("pss_{}", "0".repeat(64));
+    for (method, path, secured) in operations() {
+        if !secured || method == Method::GET || path.starts_with("/staff/sessions") {
+            continue;
+        }
+        let reply = shop.app.send(shop.by(&forged, method.clone(), &path).json(&json!({}))).await;
+        assert_eq!((reply.status.as_u16(), reply.code()), (401, "unauthorized"), "{method} {path}");
+    }
     let log = shop.app.send(shop.till(Method::GET, "/activity")).await;
     assert_eq!(log.code(), "staff_required", "the log needs a person too");
     assert_eq!(shop.app.get("/store/inventory/1").await.body["quantity"], 20);
@@ -305,6 +317,14 @@ async fn a_managers_approval_lets_one_action_through_and_the_log_names_both() {
         }
         shop.app.send(request.json(&json!({ "delta": -2, "reason": "broken" })))
     };
+    // A manager's shift is no approval (it would approve again and again), nor is an
+    // approval a shift: each token is found only for what it was made for.
+    let marta_shift = shop.shift(shop.manager, "2222").await;
+    let shift_as_approval = count(Some(&marta_shift)).await;
+    assert_eq!(shift_as_approval.code(), "unauthorized", "{:?}", shift_as_approval.body);
+    let approval_as_shift = shop.app.send(shop.by(&approval, Method::GET, "/staff/sessions/current")).await;
+    assert_eq!(approval_as_shift.code(), "unauthorized");
+
     let approved = count(Some(&approval)).await;
     assert_eq!(approved.status, 200, "{:?}", approved.body);
     assert_eq!(approved.body["quantity"], 18);
