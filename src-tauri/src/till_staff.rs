@@ -93,7 +93,7 @@ impl Shell {
             return Ok(actor);
         }
         let approval = self.till_staff().approval.take();
-        if let Some(hash) = approval.as_deref().and_then(token_hash) {
+        if let Some(hash) = approval.as_deref().and_then(|token| token_hash(token, Purpose::Approval)) {
             actor.approved_by = self.backend.local().find_session(hash, Timestamp::now()).await?;
         }
         actor.check(permission)?;
@@ -146,7 +146,7 @@ impl Shell {
     }
 
     async fn end(&self, shift: Option<Shift>) {
-        let Some(hash) = shift.as_ref().and_then(|s| token_hash(&s.token)) else { return };
+        let Some(hash) = shift.as_ref().and_then(|s| token_hash(&s.token, Purpose::Shift)) else { return };
         if let Err(e) = self.backend.local().end_session(hash).await {
             tracing::warn!(error = %e.message, "the ended shift's session could not be removed; it expires by itself");
         }
