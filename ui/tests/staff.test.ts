@@ -6,12 +6,13 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { staffMember, stockItem } from '../src/dev/fixtures';
+import { activityEntry, paged, staffMember, stockItem } from '../src/dev/fixtures';
 import { mockBackend, reject } from '../src/dev/mockBackend';
 import PinPad from '../src/components/PinPad.svelte';
 import SignInScreen from '../src/components/SignInScreen.svelte';
 import OverrideDialog from '../src/components/OverrideDialog.svelte';
 import * as api from '../src/lib/api';
+import ActivityScreen from '../src/screens/ActivityScreen.svelte';
 import { staff } from '../src/lib/staff.svelte';
 
 const ANA = { id: 2, name: 'Ana', role: 'cashier' as const };
@@ -173,5 +174,33 @@ describe('the idle lock', () => {
     await vi.advanceTimersByTimeAsync(60 * 60_000);
     expect(b.countOf('sign_out')).toBe(1);
     stop();
+  });
+});
+
+describe('the activity log', () => {
+  it('names who did it and who approved it, and filters by person and kind', async () => {
+    const b = mockBackend({
+      list_staff: () => STAFF,
+      list_activity: () =>
+        paged([
+          activityEntry(2, 'stock_counted', { staff: ANA, approvedBy: { id: 3, name: 'Bea', role: 'manager' } }, { entity: 'pet', id: '4' }, '12 (was 9)'),
+          activityEntry(1, 'pet_created', null, { entity: 'pet', id: '4' }, 'Rex'),
+        ]),
+    });
+    staff.serving = { staff: ANA, alone: false, remote: false };
+    render(ActivityScreen);
+    const rows = await screen.findAllByTestId('activity-row');
+    expect(rows[0]).toHaveTextContent('Ana, approved by Bea');
+    expect(rows[0]).toHaveTextContent('Stock counted · pet 4');
+    expect(rows[0]).toHaveTextContent('12 (was 9)');
+    expect(rows[1]).toHaveTextContent('Before staff');
+    await waitFor(() => expect(within(screen.getByTestId('activity-person')).getAllByRole('option')).toHaveLength(4));
+    await userEvent.selectOptions(screen.getByTestId('activity-person'), '3');
+    await userEvent.selectOptions(screen.getByTestId('activity-kind'), 'stock_counted');
+    await waitFor(() =>
+      expect(b.argsOf('list_activity').at(-1)).toEqual({
+        query: { staffId: 3, kind: 'stock_counted', limit: 25, offset: 0 },
+      }),
+    );
   });
 });
