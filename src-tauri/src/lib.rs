@@ -22,6 +22,7 @@ mod settings_save;
 mod shell;
 mod startup;
 mod status;
+mod till_staff;
 pub mod updates;
 mod window_state;
 
@@ -41,6 +42,7 @@ pub use settings::{
 pub use shell::Shell;
 pub use startup::{StartupFailure, StartupFailureKind};
 pub use status::{ConnectionReport, Status};
+pub use till_staff::Serving;
 
 /// Work around blank windows on some Linux GPU stacks (WebKitGTK's DMA-BUF renderer), and
 /// set up logging. Call before anything else in `main`.

@@ -39,6 +39,8 @@ pub struct Shell {
     pub(crate) provisioned: Option<ProvisionedRemote>,
     /// Why the remote set by the environment cannot be used, for the status bar.
     pub(crate) provisioning_error: Option<String>,
+    /// Who is serving at this till (`till_staff.rs`).
+    pub(crate) staff: Mutex<crate::till_staff::TillStaff>,
 }
 
 impl Shell {
@@ -95,6 +97,7 @@ impl Shell {
             dir,
             provisioned,
             provisioning_error,
+            staff: crate::till_staff::new_state(),
         };
         if let Some(client) = provisioned_client {
             tracing::info!(base_url = %client.base_url(), "remote mode, as set by {REMOTE_URL_VAR}");
@@ -109,6 +112,11 @@ impl Shell {
             }
         }
         shell.apply_local_api(&settings).await;
+        // A shop of one PIN-less owner is signed in as that owner now, as it worked before
+        // staff: no prompt.
+        if let Err(e) = shell.serving().await {
+            tracing::warn!(error = %e.message, "who serves could not be read at start; the till asks for a sign-in");
+        }
         Ok(shell)
     }
 

@@ -772,7 +772,7 @@ export async function scan(browser, code) {
 }
 
 /** The app's screens, in the menu's order. */
-export const SCREENS = ['pets', 'orders', 'sales', 'inventory', 'categories', 'settings'];
+export const SCREENS = ['pets', 'orders', 'sales', 'inventory', 'categories', 'activity', 'settings'];
 
 /** What is wider than its box on the screen shown: the page, the main area, a table's frame, a panel. */
 export function overflowing(browser) {

@@ -20,7 +20,10 @@ function backend(more: Record<string, Handler> = {}) {
     set_inventory: ({ petId, update }) => stockItem(petId, 'Rex', update.quantity),
     stock_history: () =>
       paged([
-        stockEntry('adjusted', -1, 4, { reason: 'Damaged' }),
+        stockEntry('adjusted', -1, 4, {
+          reason: 'Damaged',
+          by: { staff: { id: 2, name: 'Ana', role: 'cashier' }, approvedBy: { id: 3, name: 'Bea', role: 'manager' } },
+        }),
         stockEntry('order_cancelled', 2, 5, { orderId: 12 }),
         stockEntry('order_changed', -1, 3, { orderId: 12, reason: 'quantity 1 → 2' }),
         stockEntry('order_completed', 0, 4, { orderId: 11 }),
@@ -131,6 +134,8 @@ describe('Inventory screen', () => {
     ]);
     expect(rows.map((r) => r.children[3].textContent)).toEqual(['4', '5', '3', '4', '4', '5', '7']);
     expect(rows[3].children[1]).toHaveTextContent('0');
+    // Who: the staff member and the approving manager; nobody for what came before staff.
+    expect(rows.map((r) => r.children[4].textContent)).toEqual(['Ana, approved by Bea', '—', '—', '—', '—', '—', '—']);
     expect(b.argsOf('stock_history')[0]).toEqual({ petId: 1, page: { limit: 20, offset: 0 } });
   });
 

@@ -50,7 +50,7 @@ describe('Pets screen at the counter', () => {
     expect(row(7)).toHaveTextContent('—');
   });
 
-  it('the row’s + and − count one in or out, with a reason, and name the pet for screen readers', async () => {
+  it('the row’s + and − ask for the reason, as the Inventory dialog does, and name the pet', async () => {
     const b = backend();
     render(PetsScreen);
     await screen.findByTestId('pet-row-1');
@@ -59,19 +59,38 @@ describe('Pets screen at the counter', () => {
     expect(within(row(1)).getByTestId('stock-minus')).toHaveAccessibleName('Remove one Rex');
     await waitFor(() => expect(plus).toBeEnabled());
     await userEvent.click(plus);
+    // Nothing is changed by the click alone: the dialog asks for the reason first.
+    const dialog = await screen.findByTestId('adjust-stock-dialog');
+    expect(b.argsOf('adjust_inventory')).toEqual([]);
+    expect(within(dialog).getByTestId('adjust-delta')).toHaveValue(1);
+    await userEvent.click(within(dialog).getByTestId('save-adjustment'));
+    expect(within(dialog).getByRole('alert')).toBeInTheDocument();
+    expect(b.argsOf('adjust_inventory')).toEqual([]);
+    await userEvent.type(within(dialog).getByTestId('adjust-reason'), 'delivery');
+    await userEvent.click(within(dialog).getByTestId('save-adjustment'));
     await waitFor(() => expect(within(row(1)).getByTestId('pet-stock')).toHaveTextContent('4'));
-    expect(b.argsOf('adjust_inventory')).toEqual([
-      { petId: 1, adjustment: { delta: 1, reason: 'Counted at the counter' } },
-    ]);
-    // Keyboard: Tab reaches the minus, Enter presses it.
-    within(row(6)).getByTestId('stock-minus').focus();
-    await userEvent.keyboard('{Enter}');
-    await waitFor(() => expect(b.argsOf('adjust_inventory').at(-1)).toEqual({
-      petId: 6,
-      adjustment: { delta: -1, reason: 'Counted at the counter' },
-    }));
+    expect(b.argsOf('adjust_inventory')).toEqual([{ petId: 1, adjustment: { delta: 1, reason: 'delivery' } }]);
+    await waitFor(() => expect(screen.queryByTestId('adjust-stock-dialog')).toBeNull());
+
+    await userEvent.click(within(row(6)).getByTestId('stock-minus'));
+    expect(within(await screen.findByTestId('adjust-stock-dialog')).getByTestId('adjust-delta')).toHaveValue(-1);
+    await userEvent.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(b.argsOf('adjust_inventory')).toHaveLength(1);
     // Nothing to take away from a pet with none.
     expect(within(row(7)).getByTestId('stock-minus')).toBeDisabled();
+  });
+
+  it('the keyboard’s Tab path from the search to a sale passes no stock button', async () => {
+    backend();
+    render(PetsScreen);
+    await screen.findByTestId('pet-row-1');
+    for (const button of [...screen.getAllByTestId('stock-plus'), ...screen.getAllByTestId('stock-minus')]) {
+      expect(button).toHaveAttribute('tabindex', '-1');
+    }
+    // Tabbing through the first row reaches its Sell without landing on a stock button.
+    screen.getByTestId('order-pet-1').focus();
+    await userEvent.tab({ shift: true });
+    expect(document.activeElement?.getAttribute('data-testid') ?? '').not.toMatch(/^stock-/);
   });
 
   it('the sale dialog shows the unit price and the total; Sell now (Enter) is a counter sale', async () => {

@@ -14,10 +14,10 @@ function key(init: Partial<KeyboardEvent>, target: EventTarget | null = document
 }
 
 describe('shortcutOf', () => {
-  it('takes Ctrl+1…6 to the screens in the menu order, and Ctrl+7 nowhere', () => {
+  it('takes Ctrl+1…7 to the screens in the menu order, and Ctrl+8 nowhere', () => {
     expect(SCREENS.map((_, i) => shortcutOf(key({ ctrlKey: true, key: String(i + 1), code: `Digit${i + 1}` }), AT_REST)))
       .toEqual(SCREENS.map((s) => ({ kind: 'screen', screen: s.id })));
-    expect(shortcutOf(key({ ctrlKey: true, key: '7', code: 'Digit7' }), AT_REST)).toBeNull();
+    expect(shortcutOf(key({ ctrlKey: true, key: '8', code: 'Digit8' }), AT_REST)).toBeNull();
     // A layout whose digits need Shift still has the code (AZERTY: "&" on Digit1).
     expect(shortcutOf(key({ ctrlKey: true, key: '&', code: 'Digit1' }), AT_REST)).toEqual({ kind: 'screen', screen: 'pets' });
   });

@@ -25,17 +25,23 @@ pub async fn create_api_key(
     name: Input<Name>,
     scope: Input<Scope>,
 ) -> CommandResult<IssuedKey> {
-    Ok(shell.backend().local().create_key(name.0, scope.0).await?)
+    Ok(keys(&shell).await?.create_key(name.0, scope.0).await?)
 }
 
 /// Revokes a key; requests carrying it are refused from the next one on.
 #[tauri::command]
 pub async fn revoke_api_key(shell: State<'_, Shell>, name: Input<String>) -> CommandResult<KeyInfo> {
-    Ok(shell.backend().local().revoke_key(&name.0).await?)
+    Ok(keys(&shell).await?.revoke_key(&name.0).await?)
 }
 
 /// A new secret for a key, same name and scope; the old secret stops working at once.
 #[tauri::command]
 pub async fn rotate_api_key(shell: State<'_, Shell>, name: Input<String>) -> CommandResult<IssuedKey> {
-    Ok(shell.backend().local().rotate_key(&name.0).await?)
+    Ok(keys(&shell).await?.rotate_key(&name.0).await?)
+}
+
+/// This computer's keys as the signed-in person, once they may manage keys.
+async fn keys(shell: &Shell) -> CommandResult<std::sync::Arc<dyn Keys>> {
+    let actor = shell.allowed(petstore::domain::Permission::ManageKeys).await?;
+    Ok(shell.backend().local().keys_acting(actor))
 }

@@ -88,40 +88,7 @@ pub async fn export_csv(
             return Err(CommandError::validation("give both from and to, or neither"));
         }
     };
-    let unwritable =
-        |e: std::io::Error| CommandError::validation(format!("could not write {}: {e}", path.display()));
-    // Only a file is replaced: a typed `/dev/...` or a folder is refused before anything is
-    // written.
-    match tokio::fs::metadata(&path).await {
-        Ok(found) if !found.is_file() => {
-            return Err(CommandError::validation(format!(
-                "could not write {}: it is not a file",
-                path.display()
-            )));
-        }
-        _ => {}
-    }
-    // Written beside the file and renamed into place: whoever opens `path` finds the last
-    // whole export or this one, never a part. A part is removed whatever stopped it.
-    let partial = path.with_extension("csv.part");
-    let written = async {
-        let mut file = create_private(&partial).await.map_err(unwritable)?;
-        let mut written = 0_u64;
-        let mut chunks = export.csv(store.exports);
-        while let Some(chunk) = chunks.next().await {
-            let chunk = chunk?;
-            file.write_all(&chunk).await.map_err(unwritable)?;
-            written += chunk.len() as u64;
-        }
-        file.sync_all().await.map_err(unwritable)?;
-        tokio::fs::rename(&partial, &path).await.map_err(unwritable)?;
-        Ok::<_, CommandError>(written)
-    }
-    .await;
-    if written.is_err() {
-        let _ = tokio::fs::remove_file(&partial).await;
-    }
-    written
+    write_csv(&path, export.csv(store.exports)).await
 }
 
 /// Imports the pets of the CSV file at `path` (the columns of `POST /imports/pets`), or with
@@ -160,7 +127,58 @@ pub async fn import_pets_csv(
         return Err(too_big(text.len() as u64));
     }
     let rows = parse_pets_csv(&text)?;
-    Ok(served(&shell)?.imports.get()?.import_pets(rows, create_categories.0, dry_run.0).await?)
+    let imports: std::sync::Arc<dyn petstore::Imports> = match shell.backend().target() {
+        // Written as the person signed in, once they may edit the catalogue.
+        crate::Target::Local => {
+            let actor = shell.allowed(petstore::domain::Permission::EditCatalogue).await?;
+            std::sync::Arc::new(shell.backend().local().acting_as(actor))
+        }
+        crate::Target::Remote { .. } => served(&shell)?.imports.shared()?,
+    };
+    Ok(imports.import_pets(rows, create_categories.0, dry_run.0).await?)
+}
+
+/// Writes the CSV `chunks` to `path` and answers the bytes written. The file appears whole
+/// or not at all: it is written beside and renamed into place. It is the user's alone
+/// (0600 on Unix): exports carry customers' names and phones, and staff's doings.
+pub(crate) async fn write_csv<B: AsRef<[u8]>>(
+    path: &std::path::Path,
+    chunks: impl futures_util::Stream<Item = petstore::Result<B>>,
+) -> CommandResult<u64> {
+    let unwritable =
+        |e: std::io::Error| CommandError::validation(format!("could not write {}: {e}", path.display()));
+    // Only a file is replaced: a typed `/dev/...` or a folder is refused before anything is
+    // written.
+    match tokio::fs::metadata(&path).await {
+        Ok(found) if !found.is_file() => {
+            return Err(CommandError::validation(format!(
+                "could not write {}: it is not a file",
+                path.display()
+            )));
+        }
+        _ => {}
+    }
+    // Written beside the file and renamed into place: whoever opens `path` finds the last
+    // whole export or this one, never a part. A part is removed whatever stopped it.
+    let partial = path.with_extension("csv.part");
+    let written = async {
+        let mut file = create_private(&partial).await.map_err(unwritable)?;
+        let mut written = 0_u64;
+        let mut chunks = std::pin::pin!(chunks);
+        while let Some(chunk) = chunks.next().await {
+            let chunk = chunk?;
+            file.write_all(chunk.as_ref()).await.map_err(unwritable)?;
+            written += chunk.as_ref().len() as u64;
+        }
+        file.sync_all().await.map_err(unwritable)?;
+        tokio::fs::rename(&partial, &path).await.map_err(unwritable)?;
+        Ok::<_, CommandError>(written)
+    }
+    .await;
+    if written.is_err() {
+        let _ = tokio::fs::remove_file(&partial).await;
+    }
+    written
 }
 
 /// A new file at `path` that only its owner may read (0600 on Unix), replacing any left

@@ -11,6 +11,7 @@ pub mod outbox;
 pub mod pets;
 pub mod settings;
 pub mod shop;
+pub mod staff;
 pub mod startup;
 pub mod updates;
 
@@ -96,5 +97,16 @@ pub fn handler<R: Runtime>() -> impl Fn(Invoke<R>) -> bool + Send + Sync + 'stat
         updates::save_update_address,
         updates::check_for_update,
         updates::install_update,
+        staff::list_staff,
+        staff::current_staff,
+        staff::sign_in,
+        staff::sign_out,
+        staff::approve,
+        staff::create_staff,
+        staff::update_staff,
+        staff::list_activity,
+        staff::export_activity_csv,
+        staff::get_till_lock,
+        staff::save_till_lock,
     ]
 }

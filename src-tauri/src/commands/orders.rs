@@ -1,4 +1,6 @@
-use petstore::domain::{Name, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Paged, PetId};
+use petstore::domain::{
+    Name, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Paged, Permission::Sell, PetId,
+};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -54,7 +56,7 @@ pub async fn place_order<R: Runtime>(
     alerts: State<'_, Arc<LowStockAlerts>>,
     order: Input<NewOrder>,
 ) -> CommandResult<Order> {
-    let store = shell.current();
+    let store = shell.acting(Sell).await?;
     let placed = store.place_order(order.0).await?;
     alerts.after_sale(&app, store, placed.pet_id);
     Ok(placed)
@@ -70,7 +72,7 @@ pub async fn update_order<R: Runtime>(
     id: Input<OrderId>,
     patch: Input<OrderPatch>,
 ) -> CommandResult<Order> {
-    let store = shell.current();
+    let store = shell.acting(Sell).await?;
     let more = patch.0.quantity.is_some();
     let order = store.update_order(id.0, patch.0).await?;
     if more {
@@ -82,6 +84,6 @@ pub async fn update_order<R: Runtime>(
 /// Cancels an open order: its stock returns, and the order is kept (the Cancelled tab).
 #[tauri::command]
 pub async fn cancel_order(shell: State<'_, Shell>, id: Input<OrderId>) -> CommandResult<()> {
-    shell.current().cancel_order(id.0).await?;
+    shell.acting(Sell).await?.cancel_order(id.0).await?;
     Ok(())
 }

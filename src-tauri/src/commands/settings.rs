@@ -20,6 +20,7 @@ pub async fn save_settings<R: Runtime>(
     shell: State<'_, Shell>,
     settings: Input<SettingsInput>,
 ) -> CommandResult<SettingsView> {
+    shell.allowed(petstore::domain::Permission::ChangeSettings).await?;
     shell.save_settings(&app, settings.0).await
 }
 
@@ -39,14 +40,18 @@ pub async fn get_status(shell: State<'_, Shell>) -> CommandResult<Status> {
 }
 
 /// The local API's key, for Settings to show and copy. (The remote key is never sent.)
+/// It is the operator's key, which writes as itself whoever holds it: only someone who may
+/// manage keys is shown it, or the role checks could be gone round through the local API.
 #[tauri::command]
-pub fn get_local_api_key(shell: State<'_, Shell>) -> CommandResult<String> {
+pub async fn get_local_api_key(shell: State<'_, Shell>) -> CommandResult<String> {
+    shell.allowed(petstore::domain::Permission::ManageKeys).await?;
     shell.local_api().key().map_err(CommandError::internal)
 }
 
 /// A new local API key; the old one stops working at once.
 #[tauri::command]
 pub async fn regenerate_local_api_key(shell: State<'_, Shell>) -> CommandResult<String> {
+    shell.allowed(petstore::domain::Permission::ManageKeys).await?;
     let key = shell.local_api().new_key().map_err(CommandError::internal)?;
     if shell.local_api().status().enabled {
         shell.restart_local_api().await;

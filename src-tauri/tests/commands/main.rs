@@ -19,5 +19,6 @@ mod remote_faults;
 mod remote_key;
 mod remote_key_origin;
 mod settings;
+mod staff;
 mod startup;
 mod updates;

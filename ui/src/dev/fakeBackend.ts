@@ -21,6 +21,8 @@ import {
   shopSettings,
   stockEntry,
   stockItem,
+  staffMember,
+  activityEntry,
 } from './fixtures';
 import { lineTotal } from '../lib/money';
 import { mockBackend, type Handler } from './mockBackend';
@@ -198,6 +200,39 @@ const handlers: Record<string, Handler> = {
     dryRun,
   }),
 };
+
+// Staff at the till: Ana (cashier) serving, Bea the manager, the owner.
+const STAFF = [
+  staffMember(1, 'Owner', 'owner'),
+  staffMember(2, 'Ana', 'cashier'),
+  staffMember(3, 'Bea', 'manager'),
+];
+const ref = (id: number) => {
+  const m = STAFF.find((s) => s.id === id)!;
+  return { id: m.id, name: m.name, role: m.role };
+};
+const ACTIVITY = [
+  activityEntry(3, 'stock_counted', { staff: ref(2), approvedBy: ref(3) }, { entity: 'pet', id: '4' }, '12 (was 9)'),
+  activityEntry(2, 'order_placed', { staff: ref(2) }, { entity: 'order', id: '6' }, null),
+  activityEntry(1, 'signed_in', { staff: ref(2) }, { entity: 'staff', id: '2' }, 'shift'),
+];
+Object.assign(handlers, {
+  current_staff: () => ({ staff: ref(2), alone: false, remote: false }),
+  list_staff: () => STAFF,
+  sign_in: ({ staffId }) => ({ staff: ref(staffId), alone: false, remote: false }),
+  sign_out: () => ({ staff: null, alone: false, remote: false }),
+  approve: ({ staffId }) => ref(staffId),
+  create_staff: ({ member }) =>
+    staffMember(STAFF.length + 1, member.name, member.role),
+  update_staff: ({ staffId, patch }) => ({
+    ...STAFF.find((m) => m.id === staffId)!,
+    ...patch,
+  }),
+  list_activity: () => paged(ACTIVITY),
+  export_activity_csv: () => 2_048,
+  get_till_lock: () => ({ idleMinutes: 5 }),
+  save_till_lock: ({ lock }) => lock,
+} satisfies Record<string, Handler>);
 
 /** The pause before each answer, so loading states and "Saving…" can be seen. */
 export function installFakeBackend(latencyMs = 120) {

@@ -1,6 +1,12 @@
 // Records as the app's commands return them, shared by the UI tests and mock mode, so that
 // a change to a generated binding breaks the type check of both in the same place.
 
+import type { ActivityEntry } from '../lib/bindings/ActivityEntry';
+import type { ActivityKind } from '../lib/bindings/ActivityKind';
+import type { Actor } from '../lib/bindings/Actor';
+import type { Role } from '../lib/bindings/Role';
+import type { StaffMember } from '../lib/bindings/StaffMember';
+import type { Subject } from '../lib/bindings/Subject';
 import type { Category } from '../lib/bindings/Category';
 import type { InventoryItem } from '../lib/bindings/InventoryItem';
 import type { KeyInfo } from '../lib/bindings/KeyInfo';
@@ -119,3 +125,23 @@ export const salesDay = (date: string, orders: number, units: number, revenue: s
   units,
   revenue,
 });
+
+export const staffMember = (id: number, name: string, role: Role, more: Partial<StaffMember> = {}): StaffMember => ({
+  id,
+  name,
+  role,
+  active: true,
+  hasPin: true,
+  lockedUntil: null,
+  createdAt: TIME,
+  updatedAt: TIME,
+  ...more,
+});
+
+export const activityEntry = (
+  id: number,
+  kind: ActivityKind,
+  actor: Actor | null,
+  subject: Subject | null,
+  detail: string | null,
+): ActivityEntry => ({ id, at: TIME, kind, actor, subject, detail });

@@ -37,10 +37,35 @@ import type { UiPreferences } from './bindings/UiPreferences';
 import type { SyncStatus } from './bindings/SyncStatus';
 import type { UpdateOffer } from './bindings/UpdateOffer';
 import type { UpdateSettings } from './bindings/UpdateSettings';
-import { toCommandError } from './errors';
+import type { ActivityEntry } from './bindings/ActivityEntry';
+import type { ActivityQuery } from './bindings/ActivityQuery';
+import type { NewStaffInput } from './bindings/NewStaffInput';
+import type { Serving } from './bindings/Serving';
+import type { StaffMember } from './bindings/StaffMember';
+import type { StaffPatchInput } from './bindings/StaffPatchInput';
+import type { StaffRef } from './bindings/StaffRef';
+import type { TillLock } from './bindings/TillLock';
+import { toCommandError, type CommandError } from './errors';
 
 /** The largest page any list command accepts. */
 export const MAX_PAGE = 100;
+
+/**
+ * What the window does when the app refuses a command for the person signed in: for
+ * `permission_denied`, ask for a manager's PIN on the same screen (true once approved, and
+ * the one command is tried again); for `staff_required`, show the sign-in (the till is
+ * locked). Set by the staff store (staff.svelte.ts); the check itself is the app's, in Rust.
+ */
+export type RefusalHandler = {
+  approve: (error: CommandError) => Promise<boolean>;
+  locked: () => void;
+};
+let refusals: RefusalHandler | null = null;
+export function handleRefusals(handler: RefusalHandler | null) {
+  refusals = handler;
+}
+// The sign-in's own commands: a refusal of these is an answer, not something to approve.
+const NOT_APPROVED = new Set(['approve', 'sign_in', 'sign_out', 'current_staff', 'list_staff']);
 
 // The one place a failure becomes a CommandError: past here, every rejection of a call
 // already has that shape (errors.ts, asCommandError).
@@ -48,7 +73,20 @@ async function call<T>(command: string, args?: InvokeArgs): Promise<T> {
   try {
     return await invoke<T>(command, args);
   } catch (e) {
-    throw toCommandError(e);
+    const error = toCommandError(e);
+    if (refusals && !NOT_APPROVED.has(command)) {
+      if (error.code === 'staff_required') refusals.locked();
+      // Tried once more with the approval; a second refusal (the manager's role does not
+      // hold it either) is the answer.
+      if (error.code === 'permission_denied' && (await refusals.approve(error))) {
+        try {
+          return await invoke<T>(command, args);
+        } catch (again) {
+          throw toCommandError(again);
+        }
+      }
+    }
+    throw error;
   }
 }
 
@@ -191,3 +229,19 @@ export const exportCsv = (kind: ExportKind, path: string, from: string | null = 
   call<number>('export_csv', { kind, path, from, to });
 export const importPetsCsv = (path: string, createCategories: boolean, dryRun: boolean) =>
   call<ImportReport>('import_pets_csv', { path, createCategories, dryRun });
+
+// Staff at the till (src-tauri/src/commands/staff.rs): who is serving, the sign-in and the
+// lock, a manager's approval, managing staff (owners), the activity log.
+export const currentStaff = () => call<Serving>('current_staff', {});
+export const listStaff = () => call<StaffMember[]>('list_staff', {});
+export const signIn = (staffId: number, pin: string | null) => call<Serving>('sign_in', { staffId, pin });
+export const signOut = () => call<Serving>('sign_out', {});
+export const approve = (staffId: number, pin: string) => call<StaffRef>('approve', { staffId, pin });
+export const createStaff = (member: NewStaffInput) => call<StaffMember>('create_staff', { member });
+export const updateStaff = (staffId: number, patch: StaffPatchInput) =>
+  call<StaffMember>('update_staff', { staffId, patch });
+export const listActivity = (query: ActivityQuery) => call<Paged<ActivityEntry>>('list_activity', { query });
+export const exportActivityCsv = (query: ActivityQuery, path: string) =>
+  call<number>('export_activity_csv', { query, path });
+export const getTillLock = () => call<TillLock>('get_till_lock', {});
+export const saveTillLock = (lock: TillLock) => call<TillLock>('save_till_lock', { lock });

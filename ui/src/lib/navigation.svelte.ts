@@ -2,7 +2,7 @@
 // and end-to-end tests can open a screen directly, and Back works as people expect.
 import { t } from './i18n.svelte';
 
-export type Screen = 'pets' | 'orders' | 'sales' | 'inventory' | 'categories' | 'settings';
+export type Screen = 'pets' | 'orders' | 'sales' | 'inventory' | 'categories' | 'activity' | 'settings';
 
 /** The screens in the menu's order; each is named by `screenLabel`, in the language shown. */
 export const SCREENS: readonly { id: Screen }[] = [
@@ -11,6 +11,7 @@ export const SCREENS: readonly { id: Screen }[] = [
   { id: 'sales' },
   { id: 'inventory' },
   { id: 'categories' },
+  { id: 'activity' },
   { id: 'settings' },
 ];
 

@@ -14,6 +14,7 @@ import deOrders from './de/orders.json';
 import dePets from './de/pets.json';
 import deSales from './de/sales.json';
 import deSettings from './de/settings.json';
+import deStaff from './de/staff.json';
 import deStartup from './de/startup.json';
 import enApp from './en/app.json';
 import enCategories from './en/categories.json';
@@ -24,6 +25,7 @@ import enOrders from './en/orders.json';
 import enPets from './en/pets.json';
 import enSales from './en/sales.json';
 import enSettings from './en/settings.json';
+import enStaff from './en/staff.json';
 import enStartup from './en/startup.json';
 import esApp from './es/app.json';
 import esCategories from './es/categories.json';
@@ -34,6 +36,7 @@ import esOrders from './es/orders.json';
 import esPets from './es/pets.json';
 import esSales from './es/sales.json';
 import esSettings from './es/settings.json';
+import esStaff from './es/staff.json';
 import esStartup from './es/startup.json';
 
 const en = {
@@ -46,6 +49,7 @@ const en = {
   categories: enCategories,
   settings: enSettings,
   startup: enStartup,
+  staff: enStaff,
   errors: enErrors,
 };
 
@@ -62,6 +66,7 @@ const de: Messages = {
   categories: deCategories,
   settings: deSettings,
   startup: deStartup,
+  staff: deStaff,
   errors: deErrors,
 };
 
@@ -75,6 +80,7 @@ const es: Messages = {
   categories: esCategories,
   settings: esSettings,
   startup: esStartup,
+  staff: esStaff,
   errors: esErrors,
 };
 

@@ -1,0 +1,172 @@
+//! Staff at the till in local mode: the person signed in is kept in the app's Rust state,
+//! and every write command checks their role (the one permission table) before it writes,
+//! whatever the window shows; a manager's PIN lets one refused action through, and the
+//! records and the activity log name both.
+
+use serde_json::{Value, json};
+
+use crate::helpers::{TestApp, app};
+
+fn member(app: &TestApp, name: &str, role: &str, pin: &str) -> i64 {
+    let made = app.ok("create_staff", json!({ "member": { "name": name, "role": role, "pin": pin } }));
+    assert_eq!(made["role"], role, "{made}");
+    assert!(made.get("pinHash").is_none(), "{made}");
+    made["id"].as_i64().unwrap()
+}
+
+fn sign_in(app: &TestApp, id: i64, pin: &str) -> Value {
+    app.ok("sign_in", json!({ "staffId": id, "pin": pin }))
+}
+
+/// The owner's shop with a cashier and a manager, and a pet with 10 in stock; the owner
+/// (PIN 9999 now: a PIN-less owner may not sign in beside other staff) is signed out.
+fn shop_with_staff(app: &TestApp) -> (i64, i64, i64) {
+    let pet = app.ok("create_pet", json!({ "pet": { "name": "Rex" } }))["id"].as_i64().unwrap();
+    app.ok("set_inventory", json!({ "petId": pet, "update": { "quantity": 10 } }));
+    app.ok("update_staff", json!({ "staffId": 1, "patch": { "pin": "9999" } }));
+    let ana = member(app, "Ana", "cashier", "1111");
+    let bea = member(app, "Bea", "manager", "2222");
+    app.ok("sign_out", json!({}));
+    (pet, ana, bea)
+}
+
+#[test]
+fn a_shop_of_one_pinless_owner_is_signed_in_as_the_owner_without_a_prompt() {
+    let app = app();
+    let serving = app.ok("current_staff", json!({}));
+    assert_eq!(serving["alone"], true, "{serving}");
+    // Nobody is added beside a PIN-less owner: nobody could sign in as them after.
+    let first =
+        app.fails("create_staff", json!({ "member": { "name": "Ana", "role": "cashier", "pin": "1111" } }));
+    assert_eq!(first["code"], "validation_failed", "{first}");
+    assert!(first["message"].as_str().unwrap().contains("set a PIN for Owner first"), "{first}");
+    assert_eq!(serving["staff"]["name"], "Owner", "{serving}");
+    assert_eq!(serving["remote"], false);
+    let pet = app.ok("create_pet", json!({ "pet": { "name": "Rex" } }))["id"].as_i64().unwrap();
+    app.ok("set_inventory", json!({ "petId": pet, "update": { "quantity": 3 } }));
+    // Locking a shop of one signs the owner in again: there is nobody else to sign in.
+    let after = app.ok("sign_out", json!({}));
+    assert_eq!(after["staff"]["name"], "Owner", "{after}");
+}
+
+#[test]
+fn each_write_command_checks_the_signed_in_persons_role() {
+    let app = app();
+    let (pet, ana, _) = shop_with_staff(&app);
+
+    let locked = app.fails("place_order", json!({ "order": { "petId": pet } }));
+    assert_eq!(locked["code"], "staff_required", "{locked}");
+    let serving = app.ok("current_staff", json!({}));
+    assert_eq!((serving["staff"].clone(), serving["alone"].clone()), (Value::Null, json!(false)));
+
+    let serving = sign_in(&app, ana, "1111");
+    assert_eq!(serving["staff"]["name"], "Ana", "{serving}");
+    let sale = app.ok("place_order", json!({ "order": { "petId": pet, "complete": true } }));
+    assert_eq!(sale["placedBy"]["staff"]["name"], "Ana", "{sale}");
+
+    // A cashier sells; everything else is refused by name, and changes nothing.
+    for (cmd, args, permission) in [
+        ("set_inventory", json!({ "petId": pet, "update": { "quantity": 50 } }), "count_stock"),
+        (
+            "adjust_inventory",
+            json!({ "petId": pet, "adjustment": { "delta": 5, "reason": "delivery" } }),
+            "adjust_stock",
+        ),
+        ("create_pet", json!({ "pet": { "name": "Tom" } }), "edit_catalogue"),
+        ("delete_pet", json!({ "id": pet }), "edit_catalogue"),
+        ("create_category", json!({ "category": { "name": "Birds" } }), "edit_catalogue"),
+        (
+            "create_staff",
+            json!({ "member": { "name": "Cy", "role": "owner", "pin": "3333" } }),
+            "manage_staff",
+        ),
+        ("update_staff", json!({ "staffId": ana, "patch": { "role": "owner" } }), "manage_staff"),
+        ("create_api_key", json!({ "name": "till", "scope": "write" }), "manage_keys"),
+        ("regenerate_local_api_key", json!({}), "manage_keys"),
+        // The operator's key would let anyone round every check through the local API.
+        ("get_local_api_key", json!({}), "manage_keys"),
+        ("list_activity", json!({ "query": {} }), "view_activity"),
+        ("save_till_lock", json!({ "lock": { "idleMinutes": 0 } }), "change_settings"),
+        (
+            "save_shop_settings",
+            json!({ "settings": app.ok("get_shop_settings", json!({})) }),
+            "change_settings",
+        ),
+    ] {
+        let refused = app.fails(cmd, args);
+        assert_eq!(refused["code"], "permission_denied", "{cmd}: {refused}");
+        assert_eq!(refused["status"], 403);
+        let message = refused["message"].as_str().unwrap();
+        assert!(message.contains("Ana") && message.contains(permission), "{cmd}: {message}");
+    }
+    assert_eq!(app.ok("get_inventory", json!({ "petId": pet }))["quantity"], 9);
+    assert_eq!(app.ok("list_staff", json!({})).as_array().unwrap().len(), 3);
+    assert_eq!(app.ok("get_till_lock", json!({}))["idleMinutes"], 5, "the default");
+}
+
+#[test]
+fn a_managers_pin_lets_the_one_refused_action_through_and_both_are_named() {
+    let app = app();
+    let (pet, ana, bea) = shop_with_staff(&app);
+    sign_in(&app, ana, "1111");
+    let count = json!({ "petId": pet, "update": { "quantity": 7 } });
+    assert_eq!(app.fails("set_inventory", count.clone())["code"], "permission_denied");
+
+    // A cashier cannot approve, a wrong PIN approves nothing.
+    let cashier = app.fails("approve", json!({ "staffId": ana, "pin": "1111" }));
+    assert_eq!(cashier["code"], "permission_denied", "{cashier}");
+    let wrong = app.fails("approve", json!({ "staffId": bea, "pin": "2223" }));
+    assert_eq!(wrong["code"], "wrong_pin", "{wrong}");
+    assert!(wrong["message"].as_str().unwrap().contains("Bea"), "{wrong}");
+    assert_eq!(app.fails("set_inventory", count.clone())["code"], "permission_denied");
+
+    let manager = app.ok("approve", json!({ "staffId": bea, "pin": "2222" }));
+    assert_eq!(manager["name"], "Bea");
+    assert_eq!(app.ok("set_inventory", count.clone())["quantity"], 7);
+    // Used up by the one action.
+    let again = json!({ "petId": pet, "update": { "quantity": 8 } });
+    assert_eq!(app.fails("set_inventory", again)["code"], "permission_denied");
+
+    // The manager reads the log: the count, done by Ana and approved by Bea.
+    sign_in(&app, bea, "2222");
+    let log = app.ok("list_activity", json!({ "query": { "kind": "stock_counted" } }));
+    let entry = &log["items"][0];
+    assert_eq!(entry["actor"]["staff"]["name"], "Ana", "{log}");
+    assert_eq!(entry["actor"]["approvedBy"]["name"], "Bea", "{log}");
+    // Found under the manager too, as the one who approved it.
+    let by_bea = app.ok("list_activity", json!({ "query": { "staffId": bea, "limit": 50 } }));
+    assert!(by_bea["items"].as_array().unwrap().iter().any(|e| e["kind"] == "stock_counted"), "{by_bea}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("activity.csv");
+    let query = json!({ "kind": "stock_counted" });
+    app.ok("export_activity_csv", json!({ "query": query, "path": path.display().to_string() }));
+    let csv = std::fs::read_to_string(&path).unwrap();
+    assert!(csv.starts_with("id,at,kind,"), "{csv}");
+    assert!(csv.contains("Ana") && csv.contains("Bea"), "{csv}");
+}
+
+#[test]
+fn an_owner_manages_staff_and_a_deactivated_member_is_signed_out() {
+    let app = app();
+    let (_, ana, bea) = shop_with_staff(&app);
+    sign_in(&app, 1, "9999");
+    let renamed =
+        app.ok("update_staff", json!({ "staffId": bea, "patch": { "name": "Beatriz", "role": "owner" } }));
+    assert_eq!((renamed["name"].clone(), renamed["role"].clone()), (json!("Beatriz"), json!("owner")));
+    let taken =
+        app.fails("create_staff", json!({ "member": { "name": "ana", "role": "cashier", "pin": "1234" } }));
+    assert_eq!(taken["code"], "duplicate_name", "{taken}");
+    let short =
+        app.fails("create_staff", json!({ "member": { "name": "Cy", "role": "cashier", "pin": "12" } }));
+    assert_eq!(short["code"], "validation_failed", "{short}");
+
+    sign_in(&app, ana, "1111");
+    sign_in(&app, bea, "2222");
+    app.ok("update_staff", json!({ "staffId": ana, "patch": { "active": false } }));
+    let refused = app.fails("sign_in", json!({ "staffId": ana, "pin": "1111" }));
+    assert_eq!(refused["code"], "staff_inactive", "{refused}");
+    // An owner who deactivates themselves (another owner is left) is signed out.
+    app.ok("update_staff", json!({ "staffId": bea, "patch": { "active": false } }));
+    assert_eq!(app.ok("current_staff", json!({}))["staff"], Value::Null);
+}
