@@ -60,6 +60,9 @@ pub enum ErrorCode {
     StaffLocked,
     /// The change would leave the shop without an active owner.
     LastOwner,
+    /// A staff member would be added while an active one has no PIN (the owner every shop
+    /// starts with): that member could no longer sign in, so a PIN comes first.
+    PinRequired,
     /// Another program (a backup tool, a second server on the same file) held the
     /// database's write lock for longer than the database waits (5 s), or, on PostgreSQL,
     /// another session held a row past the lock limit or a statement ran past its limit
@@ -87,7 +90,7 @@ impl ErrorCode {
             MethodNotAllowed => 405,
             RequestTimeout => 408,
             InsufficientStock | PetNotAvailable | OrderCompleted | OrderCancelled | CategoryInUse
-            | PetHasOrders | DuplicateName | DuplicateSku | LastOwner => 409,
+            | PetHasOrders | DuplicateName | DuplicateSku | LastOwner | PinRequired => 409,
             Gone => 410,
             PayloadTooLarge => 413,
             UnsupportedMediaType => 415,

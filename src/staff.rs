@@ -10,8 +10,11 @@ use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, Salt
 use argon2::{Algorithm, Argon2, Params, Version};
 use serde::Serialize;
 
-use crate::domain::{Actor, Permission, Pin, StaffId, StaffMember, StaffRef, Timestamp, WRONG_PIN_DELAY};
-use crate::engine::{NewSession, PinRecord, SessionPurpose, Staff};
+use crate::domain::{
+    Actor, NewStaffMember, Permission, Pin, StaffId, StaffMember, StaffPatch, StaffRef, Timestamp,
+    WRONG_PIN_DELAY, may_add_staff,
+};
+use crate::engine::{NewSession, NewStaffRow, PinRecord, SessionPurpose, Staff, StaffChange};
 use crate::error::{Error, ErrorCode, Result};
 
 /// How long a shift's session lasts: a long working day; the till signs out earlier.
@@ -61,6 +64,31 @@ pub async fn verify_pin(pin: Pin, hash: String) -> Result<bool> {
     })
     .await
     .map_err(Error::internal)?
+}
+
+/// Adds a staff member, their PIN hashed, as `by`'s write: the one way the API and the app
+/// add staff. Refused while an active member has no PIN ([`domain::staff::may_add_staff`]).
+pub async fn add_member(db: &dyn Staff, new: NewStaffMember, by: &Actor) -> Result<StaffMember> {
+    may_add_staff(&db.list_staff().await?)?;
+    let NewStaffMember { name, role, pin } = new;
+    let row = NewStaffRow { name, role, pin_hash: hash_pin(pin).await? };
+    db.create_staff(row, by).await
+}
+
+/// Changes a staff member (a new PIN hashed, which also ends a lockout), as `by`'s write:
+/// the one way the API and the app change staff.
+pub async fn change_member(
+    db: &dyn Staff,
+    id: StaffId,
+    patch: StaffPatch,
+    by: &Actor,
+) -> Result<StaffMember> {
+    let StaffPatch { name, role, pin, active } = patch;
+    let pin_hash = match pin {
+        Some(pin) => Some(hash_pin(pin).await?),
+        None => None,
+    };
+    db.update_staff(id, StaffChange { name, role, pin_hash, active }, by).await
 }
 
 /// A new session token for `purpose`: 256 random bits as `pss_` and 64 hex digits, and its

@@ -17,8 +17,7 @@ use super::state::AppState;
 use crate::domain::{
     Actor, NewStaffMember, Permission::ManageStaff, Pin, StaffId, StaffMember, StaffPatch, Timestamp,
 };
-use crate::engine::{NewStaffRow, StaffChange};
-use crate::staff::{Purpose, hash_pin, sign_in};
+use crate::staff::{Purpose, add_member, change_member, sign_in};
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.add(Method::GET, "/staff", list)
@@ -40,9 +39,7 @@ async fn create(
     JsonBody(new): JsonBody<NewStaffMember>,
 ) -> ApiResult<Response> {
     let by = who.may(ManageStaff)?;
-    let NewStaffMember { name, role, pin } = new;
-    let row = NewStaffRow { name, role, pin_hash: hash_pin(pin).await? };
-    let member = s.staff.get()?.create_staff(row, &by).await?;
+    let member = add_member(s.staff.get()?, new, &by).await?;
     Ok(super::created(format!("/staff/{}", member.id), member))
 }
 
@@ -57,13 +54,7 @@ async fn update(
     JsonBody(patch): JsonBody<StaffPatch>,
 ) -> ApiResult<impl IntoResponse> {
     let by = who.may(ManageStaff)?;
-    let StaffPatch { name, role, pin, active } = patch;
-    let pin_hash = match pin {
-        Some(pin) => Some(hash_pin(pin).await?),
-        None => None,
-    };
-    let change = StaffChange { name, role, pin_hash, active };
-    Ok(Json(s.staff.get()?.update_staff(id, change, &by).await?))
+    Ok(Json(change_member(s.staff.get()?, id, patch, &by).await?))
 }
 
 /// `POST /staff/sessions`'s body.

@@ -263,6 +263,24 @@ pub fn duplicate_staff_name(name: &Name) -> Error {
     )
 }
 
+/// A member with no PIN (the owner an upgrade made) signs in without one only while alone:
+/// adding anyone beside them would leave nobody able to sign in as them. Refuses to add a
+/// member to `members` while an active one has no PIN.
+pub fn may_add_staff(members: &[StaffMember]) -> Result<()> {
+    match members.iter().find(|m| m.active && !m.has_pin) {
+        Some(pinless) => Err(Error::new(
+            ErrorCode::PinRequired,
+            format!(
+                "set a PIN for {} first (staff member {}): once the shop has other staff, everyone \
+                 signs in with a PIN",
+                pinless.name.as_str(),
+                pinless.id
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// A staff member as a record names them: the id, and the name and role they had then.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -413,6 +431,33 @@ mod tests {
         assert_eq!(lock_after(PIN_TRIES + 3), Some(PIN_LOCK * 8));
         assert_eq!(lock_after(PIN_TRIES + 4), Some(PIN_LOCK_MAX));
         assert_eq!(lock_after(u32::MAX), Some(PIN_LOCK_MAX));
+    }
+
+    #[test]
+    fn nobody_is_added_beside_an_active_member_without_a_pin() {
+        let at = Timestamp::parse("2026-11-27T10:00:00Z").unwrap();
+        let member = |id: i64, has_pin: bool, active: bool| StaffMember {
+            id: StaffId::try_from(id).unwrap(),
+            name: Name::try_from(format!("M{id}")).unwrap(),
+            role: Role::Owner,
+            active,
+            has_pin,
+            locked_until: None,
+            created_at: at,
+            updated_at: at,
+        };
+        let refused = may_add_staff(&[member(1, false, true)]).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::PinRequired);
+        assert!(
+            refused.message.starts_with("set a PIN for M1 first (staff member 1)"),
+            "{}",
+            refused.message
+        );
+        assert!(may_add_staff(&[member(1, true, true)]).is_ok());
+        assert!(
+            may_add_staff(&[member(1, false, false), member(2, true, true)]).is_ok(),
+            "inactive: signs in never"
+        );
     }
 
     #[test]

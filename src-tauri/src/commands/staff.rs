@@ -7,11 +7,11 @@
 use std::sync::Arc;
 
 use petstore::domain::{
-    ActivityEntry, ActivityFilter, ActivityKind, Name, Paged, Permission, Pin, Role, StaffId, StaffMember,
-    StaffRef, Timestamp,
+    ActivityEntry, ActivityFilter, ActivityKind, Name, NewStaffMember, Paged, Permission, Pin, Role, StaffId,
+    StaffMember, StaffPatch, StaffRef, Timestamp,
 };
-use petstore::engine::{NewStaffRow, Staff, StaffChange};
-use petstore::staff::hash_pin;
+use petstore::engine::Staff;
+use petstore::staff::{add_member, change_member};
 use serde::{Deserialize, Serialize};
 use tauri::{AppHandle, Runtime, State};
 
@@ -100,17 +100,8 @@ pub async fn create_staff(
 ) -> CommandResult<StaffMember> {
     let store = shell.local_staff()?;
     let by = shell.allowed(Permission::ManageStaff).await?;
-    // A member with no PIN may sign in only while alone: adding anyone beside them would
-    // leave nobody able to sign in as them (the owner an upgrade made, who manages staff).
-    if let Some(pinless) = store.list_staff().await?.into_iter().find(|m| m.active && !m.has_pin) {
-        return Err(CommandError::validation(format!(
-            "set a PIN for {} first: once the shop has other staff, everyone signs in with a PIN",
-            pinless.name.as_str()
-        )));
-    }
     let NewStaffInput { name, role, pin } = member.0;
-    let row = NewStaffRow { name, role, pin_hash: hash_pin(pin).await? };
-    Ok(store.create_staff(row, &by).await?)
+    Ok(add_member(store, NewStaffMember { name, role, pin }, &by).await?)
 }
 
 /// Changes a member's name, role, PIN (which also ends a lockout) or whether they are
@@ -124,11 +115,7 @@ pub async fn update_staff(
     let store = shell.local_staff()?;
     let by = shell.allowed(Permission::ManageStaff).await?;
     let StaffPatchInput { name, role, pin, active } = patch.0;
-    let pin_hash = match pin {
-        Some(pin) => Some(hash_pin(pin).await?),
-        None => None,
-    };
-    let changed = store.update_staff(staff_id.0, StaffChange { name, role, pin_hash, active }, &by).await?;
+    let changed = change_member(store, staff_id.0, StaffPatch { name, role, pin, active }, &by).await?;
     shell.refresh_serving(&changed).await;
     Ok(changed)
 }

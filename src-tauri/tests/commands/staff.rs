@@ -38,7 +38,7 @@ fn a_shop_of_one_pinless_owner_is_signed_in_as_the_owner_without_a_prompt() {
     // Nobody is added beside a PIN-less owner: nobody could sign in as them after.
     let first =
         app.fails("create_staff", json!({ "member": { "name": "Ana", "role": "cashier", "pin": "1111" } }));
-    assert_eq!(first["code"], "validation_failed", "{first}");
+    assert_eq!(first["code"], "pin_required", "{first}");
     assert!(first["message"].as_str().unwrap().contains("set a PIN for Owner first"), "{first}");
     assert_eq!(serving["staff"]["name"], "Owner", "{serving}");
     assert_eq!(serving["remote"], false);

@@ -28,6 +28,8 @@ impl Shop {
     async fn new() -> Self {
         let app = spawn_app().await;
         assert_eq!(app.pet_with_stock("Rex", 20).await, 1);
+        // The owner every shop starts with has no PIN: theirs comes before anyone else.
+        app.patch("/staff/1", json!({ "pin": "9999" })).await.expect_status(200);
         let member = |name: &str, role: &str, pin: &str| {
             app.post("/staff", json!({ "name": name, "role": role, "pin": pin }))
         };
@@ -372,6 +374,7 @@ async fn the_last_owner_is_kept() {
         let refused = app.patch("/staff/1", change).await;
         assert_eq!((refused.status.as_u16(), refused.code()), (409, "last_owner"));
     }
+    app.patch("/staff/1", json!({ "pin": "9999" })).await.expect_status(200);
     let second = app
         .post("/staff", json!({ "name": "Olga", "role": "owner", "pin": "3333" }))
         .await
@@ -388,9 +391,18 @@ async fn the_pinless_owner_signs_in_without_a_pin_only_while_alone() {
     let app = spawn_app().await;
     let alone = app.post("/staff/sessions", json!({ "staffId": 1 })).await.expect_status(201);
     assert_eq!(alone.body["staff"]["hasPin"], false);
-    app.post("/staff", json!({ "name": "Ana", "role": "cashier", "pin": "1111" })).await.expect_status(201);
-    let not_alone = app.post("/staff/sessions", json!({ "staffId": 1 })).await;
-    assert_eq!((not_alone.status.as_u16(), not_alone.code()), (401, "wrong_pin"));
+    let ana = json!({ "name": "Ana", "role": "cashier", "pin": "1111" });
+    let refused = app.post("/staff", ana.clone()).await;
+    assert_eq!((refused.status.as_u16(), refused.code()), (409, "pin_required"));
+    assert!(
+        refused.body["message"].as_str().unwrap().starts_with("set a PIN for Owner first"),
+        "{:?}",
+        refused.body
+    );
+    assert_eq!(app.get("/staff").await.body.as_array().map(Vec::len), Some(1), "nobody was added");
     app.patch("/staff/1", json!({ "pin": "7777" })).await.expect_status(200);
+    app.post("/staff", ana).await.expect_status(201);
+    let without_pin = app.post("/staff/sessions", json!({ "staffId": 1 })).await;
+    assert_eq!((without_pin.status.as_u16(), without_pin.code()), (401, "wrong_pin"));
     app.post("/staff/sessions", json!({ "staffId": 1, "pin": "7777" })).await.expect_status(201);
 }
