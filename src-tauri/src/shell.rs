@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use petstore::domain::StaffRef;
 use petstore::{Petstore, Store};
 use tauri::{AppHandle, Manager, Runtime};
 
@@ -40,7 +41,7 @@ pub struct Shell {
     /// Why the remote set by the environment cannot be used, for the status bar.
     pub(crate) provisioning_error: Option<String>,
     /// Who is serving at this till (`till_staff.rs`).
-    pub(crate) staff: Mutex<crate::till_staff::TillStaff>,
+    pub(crate) staff: Mutex<TillStaff>,
 }
 
 impl Shell {
@@ -97,7 +98,7 @@ impl Shell {
             dir,
             provisioned,
             provisioning_error,
-            staff: crate::till_staff::new_state(),
+            staff: Mutex::default(),
         };
         if let Some(client) = provisioned_client {
             tracing::info!(base_url = %client.base_url(), "remote mode, as set by {REMOTE_URL_VAR}");
@@ -179,4 +180,20 @@ impl Shell {
             provisioned: self.provisioned.is_some(),
         }
     }
+}
+
+/// Who is serving at this till: the signed-in person, and a manager's approval waiting for
+/// the one action it lets through. `till_staff.rs` signs them in and out and checks what
+/// they may do; the state lives here, with the rest of the shell's.
+#[derive(Default)]
+pub struct TillStaff {
+    pub(crate) shift: Option<Shift>,
+    /// The token of a manager's approval (an `Approval` session in the store, used up by
+    /// the store when the next refused action finds it).
+    pub(crate) approval: Option<String>,
+}
+
+pub(crate) struct Shift {
+    pub(crate) staff: StaffRef,
+    pub(crate) token: String,
 }

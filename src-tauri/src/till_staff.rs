@@ -8,7 +8,7 @@
 //! server through its mirror and writes as the till's key, as before staff; signing staff in
 //! against the server is not done here yet.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use petstore::domain::{Actor, Permission, Pin, StaffId, StaffMember, StaffRef, Timestamp};
 use petstore::engine::Staff;
@@ -18,21 +18,7 @@ use serde::Serialize;
 
 use crate::backend_switch::Target;
 use crate::error::{CommandError, CommandResult};
-use crate::shell::Shell;
-
-/// The signed-in person and a manager's approval waiting for the one action it lets through.
-#[derive(Default)]
-pub struct TillStaff {
-    shift: Option<Shift>,
-    /// The token of a manager's approval (an `Approval` session in the store, used up by
-    /// the store when the next refused action finds it).
-    approval: Option<String>,
-}
-
-struct Shift {
-    staff: StaffRef,
-    token: String,
-}
+use crate::shell::{Shell, Shift, TillStaff};
 
 /// Who is serving, as the window shows it.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -194,9 +180,4 @@ impl Shell {
         };
         self.end(ended).await;
     }
-}
-
-/// Holds the till's staff state beside the shell.
-pub fn new_state() -> Mutex<TillStaff> {
-    Mutex::new(TillStaff::default())
 }

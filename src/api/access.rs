@@ -139,6 +139,20 @@ impl KeyRing {
     }
 }
 
+/// The header of a staff member's shift session: `Petstore-Staff: pss_…`.
+pub const STAFF_HEADER: &str = "petstore-staff";
+
+/// The refusal of a till's key writing with no one signed in.
+pub(super) fn staff_required(key: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::StaffRequired,
+        format!(
+            "the API key {key:?} is a till's key: it writes only for a staff member signed in at it; \
+             sign in (POST /staff/sessions) and send the session as Petstore-Staff"
+        ),
+    )
+}
+
 /// Query parameter names that would carry a key in a URL, where it ends up in logs and
 /// browser history. They are refused outright, never tried.
 const KEY_PARAMS: &[&str] = &["api_key", "apikey", "key", "access_token", "token"];
@@ -215,8 +229,8 @@ pub(super) async fn check_named(
         KeyMatch::Unknown => return Err(Refusal::WrongKey("the API key is not valid")),
     };
     let reads = method == Method::GET || method == Method::HEAD;
-    let for_staff = holder.scope.writes_for_staff()
-        && (headers.contains_key(super::actor::STAFF_HEADER) || is_sign_in(method, path));
+    let for_staff =
+        holder.scope.writes_for_staff() && (headers.contains_key(STAFF_HEADER) || is_sign_in(method, path));
     if holder.scope.can_write() || for_staff || (reads && holder.scope.can_read(path)) {
         let scope = holder.scope;
         Ok((KeyIdentity::Named(id), NamedKey(holder.name, scope)))
@@ -298,7 +312,7 @@ pub(super) fn refuse(failures: &FailedAuth, now: DateTime<Utc>, req: &Request, r
             ),
         )
         .into_response(),
-        Refusal::StaffRequired(holder) => super::actor::staff_required(&holder.name).into_response(),
+        Refusal::StaffRequired(holder) => staff_required(&holder.name).into_response(),
         Refusal::Failed(error) => ApiError(error).into_response(),
     }
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 
-use super::access::NamedKey;
+use super::access::{NamedKey, STAFF_HEADER, staff_required};
 use super::error::ApiError;
 use super::state::AppState;
 use crate::domain::{Actor, Permission, StaffRef, Timestamp};
@@ -18,8 +18,6 @@ use crate::engine::{Database, Staff};
 use crate::error::{Error, ErrorCode, Result};
 use crate::staff::Purpose;
 
-/// The header of a staff member's shift session: `Petstore-Staff: pss_…`.
-pub const STAFF_HEADER: &str = "petstore-staff";
 /// The header of a manager's one-use approval: `Petstore-Approval: pss_…`.
 pub const APPROVAL_HEADER: &str = "petstore-approval";
 
@@ -93,15 +91,4 @@ pub(super) async fn find(staff: &dyn Staff, token: &str, header: &str, now: Time
 /// The header as the documentation writes it.
 fn display_name(header: &str) -> &'static str {
     if header == APPROVAL_HEADER { "Petstore-Approval" } else { "Petstore-Staff" }
-}
-
-/// The refusal of a till's key writing with no one signed in.
-pub(super) fn staff_required(key: &str) -> ApiError {
-    ApiError::new(
-        ErrorCode::StaffRequired,
-        format!(
-            "the API key {key:?} is a till's key: it writes only for a staff member signed in at it; \
-             sign in (POST /staff/sessions) and send the session as Petstore-Staff"
-        ),
-    )
 }

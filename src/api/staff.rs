@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Routes;
 use super::access::NamedKey;
-use super::actor::{Acting, STAFF_HEADER, find};
+use super::access::STAFF_HEADER;
+use super::actor::{Acting, find};
 use super::error::{ApiError, ApiResult};
 use super::extract::{JsonBody, PathId};
 use super::state::AppState;
