@@ -179,6 +179,9 @@ pub trait Imports: Send + Sync {
         create_categories: bool,
         dry_run: bool,
     ) -> Result<ImportReport>;
+    /// The same imports, made as `actor`'s: the pets' entry in the activity log names them.
+    /// (The API takes this one for an import, as it takes `Keys::keys_acting` for keys.)
+    fn imports_acting(&self, actor: Actor) -> Arc<dyn Imports>;
 }
 
 /// The shop's staff: the members, their PINs' hashes and lockouts, their sessions, and the

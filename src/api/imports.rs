@@ -38,7 +38,7 @@ async fn pets(
     who: Acting,
     body: Body,
 ) -> ApiResult<Response> {
-    who.may(crate::domain::Permission::EditCatalogue)?;
+    let by = who.may(crate::domain::Permission::EditCatalogue)?;
     params.allow(&["createCategories", "dryRun"])?;
     let create_categories = params.one("createCategories")?.unwrap_or(false);
     let dry_run = params.one("dryRun")?.unwrap_or(false);
@@ -59,7 +59,11 @@ async fn pets(
     let _permit = s.import_permit()?;
     let rows = parse_as_it_arrives(body).await?;
     let status = if dry_run { StatusCode::OK } else { StatusCode::CREATED };
-    Ok((status, Json(s.imports.get()?.import_pets(rows, create_categories, dry_run).await?)).into_response())
+    Ok((
+        status,
+        Json(s.imports.get()?.imports_acting(by).import_pets(rows, create_categories, dry_run).await?),
+    )
+        .into_response())
 }
 
 /// Hands the body to the parser on a blocking thread chunk by chunk as it arrives, so that

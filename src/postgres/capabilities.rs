@@ -3,6 +3,8 @@
 //! a statement or a transaction on a pooled connection around the functions of its
 //! resource module.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
@@ -82,6 +84,9 @@ impl Imports for PgStore {
         WriteAdmission::begin_current()?;
         tx.commit().await.map_err(pg)?;
         Ok(report)
+    }
+    fn imports_acting(&self, actor: Actor) -> Arc<dyn Imports> {
+        Arc::new(PgStore { actor: Arc::new(actor), ..self.clone() })
     }
 }
 

@@ -2,6 +2,8 @@
 //! its change feed, the exports' pages, the pet import and the demo data, each one read or
 //! write transaction around the functions of its resource module.
 
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use tokio::sync::broadcast;
@@ -78,6 +80,9 @@ impl Imports for Store {
             self.announce(change);
         }
         Ok(report)
+    }
+    fn imports_acting(&self, actor: Actor) -> Arc<dyn Imports> {
+        Arc::new(Store { actor: Arc::new(actor), ..self.clone() })
     }
 }
 

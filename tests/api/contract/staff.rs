@@ -223,6 +223,15 @@ async fn a_write_key_acts_as_itself_and_is_named_on_the_record() {
     let log = shop.app.send(as_script(Method::GET, "/activity?kind=order_placed")).await.expect_status(200);
     let actors: Vec<&Value> = log.body.as_array().unwrap().iter().map(|e| &e["actor"]).collect();
     assert_eq!(actors, [&json!({}), &json!({ "key": "script" })], "newest first");
+
+    // An import is the script's too: its entry in the log names the key.
+    let csv = "name,category\nBella,Dogs\n";
+    let import = as_script(Method::POST, "/imports/pets?createCategories=true")
+        .header("content-type", "text/csv")
+        .body(csv);
+    shop.app.send(import).await.expect_status(201);
+    let log = shop.app.send(as_script(Method::GET, "/activity?kind=pets_imported")).await.expect_status(200);
+    assert_eq!(log.body[0]["actor"], json!({ "key": "script" }), "{:?}", log.body);
 }
 
 /// A shift: signed in with the PIN, known by its token, named on what it writes (with the
