@@ -7,7 +7,9 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Actor, NewInventoryAdjustment, Order, OrderId, PetId, StaffId, StaffMember, Timestamp};
+use super::{
+    Actor, InventoryUpdate, NewInventoryAdjustment, Order, OrderId, PetId, StaffId, StaffMember, Timestamp,
+};
 use crate::error::{Error, ErrorCode, Result};
 
 macro_rules! activity_kinds {
@@ -193,10 +195,13 @@ pub fn stock_adjusted(pet: PetId, adjustment: &NewInventoryAdjustment, actor: &A
 }
 
 /// The entry of a count of pet `pet`'s stock: "12 (was 9)".
-pub fn stock_counted(pet: PetId, before: i64, counted: i64, actor: &Actor) -> NewActivity {
-    NewActivity::new(ActivityKind::StockCounted, actor)
-        .on(entity::PET, pet)
-        .detail(format!("{counted} (was {before})"))
+pub fn stock_counted(pet: PetId, before: i64, update: &InventoryUpdate, actor: &Actor) -> NewActivity {
+    let counted = update.quantity.get();
+    let detail = match &update.reason {
+        Some(why) => format!("{counted} (was {before}): {}", why.as_str()),
+        None => format!("{counted} (was {before})"),
+    };
+    NewActivity::new(ActivityKind::StockCounted, actor).on(entity::PET, pet).detail(detail)
 }
 
 /// The entry of a pet created, changed or deleted (`kind`), named when it still has a name.
@@ -350,7 +355,14 @@ mod tests {
             stock_adjusted(pet, &broken, &Actor::operator()).detail.as_deref(),
             Some("-1 broken cage")
         );
-        assert_eq!(stock_counted(pet, 9, 12, &Actor::operator()).detail.as_deref(), Some("12 (was 9)"));
+        let counted: InventoryUpdate = serde_json::from_value(serde_json::json!({ "quantity": 12 })).unwrap();
+        assert_eq!(stock_counted(pet, 9, &counted, &Actor::operator()).detail.as_deref(), Some("12 (was 9)"));
+        let told: InventoryUpdate =
+            serde_json::from_value(serde_json::json!({ "quantity": 12, "reason": "stock-take" })).unwrap();
+        assert_eq!(
+            stock_counted(pet, 9, &told, &Actor::operator()).detail.as_deref(),
+            Some("12 (was 9): stock-take")
+        );
 
         let member = StaffId::try_from(4).unwrap();
         let until = Timestamp::parse("2026-11-27T10:05:00Z").unwrap();

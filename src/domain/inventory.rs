@@ -46,6 +46,11 @@ impl From<Delta> for i64 {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct InventoryUpdate {
     pub quantity: StockLevel,
+    /// Why the count is what it is ("stock-take", "found two more in the back"), kept on
+    /// the stock history's entry and in the activity log beside the count.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "super::not_null")]
+    pub reason: Option<Reason>,
 }
 
 /// Body of `POST /store/inventory/{petId}/adjustments`.

@@ -10,7 +10,7 @@
 //! [`StockChange::status_after`].
 
 use super::status_rules::{NamedPet, StockEvent, adjusted, check_stock_limit, next_status};
-use super::{AuditRecord, NewInventoryAdjustment, PetId, PetStatus, Price, StockLevel, Timestamp};
+use super::{AuditRecord, InventoryUpdate, NewInventoryAdjustment, PetId, PetStatus, Price, Timestamp};
 use crate::error::{Error, Result};
 
 /// A pet's status and stock as a write reads them (on PostgreSQL, its row locked).
@@ -98,11 +98,19 @@ pub struct StockPlan {
 impl StockPlan {
     /// `PUT /store/inventory/{petId}`: the count set to `quantity`. `pet` is the row read
     /// for `id`, if there is one.
-    pub fn count(id: PetId, pet: Option<&PetStock>, quantity: StockLevel, now: Timestamp) -> Result<Self> {
+    pub fn count(
+        id: PetId,
+        pet: Option<&PetStock>,
+        update: &InventoryUpdate,
+        now: Timestamp,
+    ) -> Result<Self> {
         let pet = pet.ok_or_else(|| Error::not_found(PetId::WHAT, id.get()))?;
-        let (quantity, delta) = (quantity.get(), quantity.get() - pet.stock);
-        let audit = (delta != 0)
-            .then(|| AuditRecord::counted(pet.id, delta, format!("stock set to {quantity}"), quantity));
+        let (quantity, delta) = (update.quantity.get(), update.quantity.get() - pet.stock);
+        let reason = match &update.reason {
+            Some(why) => format!("stock set to {quantity}: {}", why.as_str()),
+            None => format!("stock set to {quantity}"),
+        };
+        let audit = (delta != 0).then(|| AuditRecord::counted(pet.id, delta, reason, quantity));
         Ok(Self { audit, stock: StockChange::new(pet, quantity, StockEvent::Counted, now)? })
     }
 
@@ -125,7 +133,7 @@ impl StockPlan {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::domain::{Delta, Reason};
+    use crate::domain::{Delta, Reason, StockLevel};
     use crate::error::ErrorCode;
     use PetStatus::*;
 
@@ -177,14 +185,24 @@ pub(super) mod tests {
 
     #[test]
     fn a_count_records_what_changed_and_nothing_when_nothing_did() {
+        let count = |n: i64, reason: Option<&str>| InventoryUpdate {
+            quantity: StockLevel::try_from(n).unwrap(),
+            reason: reason.map(|r| Reason::try_from(r.to_owned()).unwrap()),
+        };
         let pet = nemo(Sold, 0);
-        let plan = StockPlan::count(pet.id, Some(&pet), StockLevel::try_from(4).unwrap(), at()).unwrap();
+        let plan = StockPlan::count(pet.id, Some(&pet), &count(4, None), at()).unwrap();
         let audit = plan.audit.unwrap();
         assert_eq!((audit.delta, audit.reason.as_str(), audit.after), (4, "stock set to 4", 4));
         assert_eq!((plan.stock.stock, plan.stock.status_after(0)), (4, Some(Available)));
-        let same = StockPlan::count(pet.id, Some(&pet), StockLevel::try_from(0).unwrap(), at()).unwrap();
+        let told = StockPlan::count(pet.id, Some(&pet), &count(4, Some("stock-take")), at()).unwrap();
+        assert_eq!(
+            told.audit.unwrap().reason,
+            "stock set to 4: stock-take",
+            "the reason stays with the count"
+        );
+        let same = StockPlan::count(pet.id, Some(&pet), &count(0, None), at()).unwrap();
         assert_eq!(same.audit, None);
-        let missing = StockPlan::count(pet.id, None, StockLevel::try_from(1).unwrap(), at()).unwrap_err();
+        let missing = StockPlan::count(pet.id, None, &count(1, None), at()).unwrap_err();
         assert_eq!((missing.code, missing.message.as_str()), (ErrorCode::NotFound, "pet 6 does not exist"));
     }
 

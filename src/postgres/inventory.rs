@@ -12,8 +12,8 @@ use super::types::col;
 use crate::domain::activity as log;
 use crate::domain::stock_plan::StockPlan;
 use crate::domain::{
-    Actor, AuditRecord, InventoryAdjustment, InventoryFilter, InventoryItem, NewActivity,
-    NewInventoryAdjustment, OrderId, Page, Paged, PetId, StockEntry, StockLevel, Timestamp, history_sql,
+    Actor, AuditRecord, InventoryAdjustment, InventoryFilter, InventoryItem, InventoryUpdate, NewActivity,
+    NewInventoryAdjustment, OrderId, Page, Paged, PetId, StockEntry, Timestamp, history_sql,
 };
 use crate::error::{Error, Result};
 
@@ -87,13 +87,13 @@ pub(super) async fn get(c: &impl GenericClient, pet: PetId) -> Result<InventoryI
 pub(super) async fn set(
     c: &impl GenericClient,
     pet: PetId,
-    quantity: StockLevel,
+    update: &InventoryUpdate,
     by: &Actor,
 ) -> Result<InventoryItem> {
     let row = stock_row(c, pet).await?;
-    let plan = StockPlan::count(pet, row.as_ref(), quantity, Timestamp::now())?;
+    let plan = StockPlan::count(pet, row.as_ref(), update, Timestamp::now())?;
     let before = row.map_or(0, |pet| pet.stock);
-    carry_out(c, &plan, &log::stock_counted(pet, before, quantity.get(), by), by).await
+    carry_out(c, &plan, &log::stock_counted(pet, before, update, by), by).await
 }
 
 pub(super) async fn adjust(

@@ -158,7 +158,7 @@ impl Petstore for PgStore {
         read!(self, |c| inventory::get(c, pet))
     }
     async fn set_inventory(&self, pet: PetId, update: InventoryUpdate) -> Result<InventoryItem> {
-        write!(self, Change::Inventory, |tx| inventory::set(&tx, pet, update.quantity, &self.actor))
+        write!(self, Change::Inventory, |tx| inventory::set(&tx, pet, &update, &self.actor))
     }
     async fn adjust_inventory(
         &self,

@@ -7,8 +7,8 @@ use super::paging::{self, KeptList};
 use super::status_rules::{stock_row, write_stock};
 use crate::domain::stock_plan::StockPlan;
 use crate::domain::{
-    Actor, AuditRecord, InventoryAdjustment, InventoryFilter, InventoryItem, NewActivity,
-    NewInventoryAdjustment, Page, Paged, PetId, StockEntry, StockLevel, Timestamp, activity, history_sql,
+    Actor, AuditRecord, InventoryAdjustment, InventoryFilter, InventoryItem, InventoryUpdate, NewActivity,
+    NewInventoryAdjustment, Page, Paged, PetId, StockEntry, Timestamp, activity, history_sql,
 };
 use crate::error::{Error, Result};
 
@@ -59,12 +59,17 @@ pub(super) fn get(conn: &Connection, pet: PetId) -> Result<InventoryItem> {
 /// Sets the count as `by`'s; a change is recorded in the audit trail like an adjustment, so
 /// the history explains every count staff made. Logged, a count that found the stock as it
 /// was too (someone counted).
-pub(super) fn set(conn: &Connection, pet: PetId, quantity: StockLevel, by: &Actor) -> Result<InventoryItem> {
+pub(super) fn set(
+    conn: &Connection,
+    pet: PetId,
+    update: &InventoryUpdate,
+    by: &Actor,
+) -> Result<InventoryItem> {
     let row = stock_row(conn, pet)?;
     let now = Timestamp::now();
-    let plan = StockPlan::count(pet, row.as_ref(), quantity, now)?;
+    let plan = StockPlan::count(pet, row.as_ref(), update, now)?;
     let before = row.map_or(0, |pet| pet.stock);
-    let entry = activity::stock_counted(pet, before, quantity.get(), by);
+    let entry = activity::stock_counted(pet, before, update, by);
     carry_out(conn, &plan, &entry, by)
 }
 

@@ -118,7 +118,7 @@ impl Petstore for Store {
     }
     async fn set_inventory(&self, pet: PetId, update: InventoryUpdate) -> Result<InventoryItem> {
         let by = self.actor.clone();
-        self.write(Change::Inventory, move |tx| inventory::set(tx, pet, update.quantity, &by)).await
+        self.write(Change::Inventory, move |tx| inventory::set(tx, pet, &update, &by)).await
     }
     async fn adjust_inventory(
         &self,

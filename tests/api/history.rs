@@ -130,3 +130,30 @@ async fn an_imported_pet_starts_from_its_imported_stock_and_a_missing_pet_is_not
     assert_eq!(entries[0]["stockAfter"], 4);
     assert_eq!(app.get("/store/inventory/9999/history").await.code(), "not_found");
 }
+
+/// A count may say why; the reason stays with it in the history and in the activity log,
+/// and a blank one is refused naming the field.
+#[tokio::test]
+async fn a_counts_reason_is_kept_with_it() {
+    let app = spawn_app().await;
+    let pet = app.pet_with_stock("Rex", 5).await;
+    let path = format!("/store/inventory/{pet}");
+    app.put(&path, json!({ "quantity": 7, "reason": "stock-take" })).await.expect_status(200);
+    app.put(&path, json!({ "quantity": 6 })).await.expect_status(200);
+    let blank = app.put(&path, json!({ "quantity": 9, "reason": "  " })).await;
+    assert_eq!((blank.status.as_u16(), blank.code()), (400, "validation_failed"));
+    assert!(blank.body["message"].as_str().unwrap().starts_with("reason"), "{:?}", blank.body);
+    assert_eq!(stock(&app, pet).await, 6, "the refused count changed nothing");
+
+    let entries = history(&app, pet).await;
+    let reasons: Vec<&str> = entries.iter().take(2).map(|e| e["reason"].as_str().unwrap()).collect();
+    assert_eq!(reasons, ["stock set to 6", "stock set to 7: stock-take"], "newest first");
+    let log = app.get("/activity?kind=stock_counted").await.expect_status(200);
+    let details: Vec<&str> =
+        log.body.as_array().unwrap().iter().map(|e| e["detail"].as_str().unwrap()).collect();
+    assert_eq!(
+        details,
+        ["6 (was 7)", "7 (was 5): stock-take", "5 (was 0)"],
+        "the first count is the setup's"
+    );
+}

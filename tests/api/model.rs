@@ -166,7 +166,10 @@ async fn run(
     let order = |i: usize| orders.get(i).copied().flatten().unwrap_or(OrderId::try_from(i64::MAX).unwrap());
     let outcome = match *op {
         Op::SetStock(p, n) => store
-            .set_inventory(pets[p], InventoryUpdate { quantity: StockLevel::try_from(n).unwrap() })
+            .set_inventory(
+                pets[p],
+                InventoryUpdate { quantity: StockLevel::try_from(n).unwrap(), reason: None },
+            )
             .await
             .map(drop),
         Op::Adjust(p, d) => store

@@ -289,9 +289,9 @@ async fn restock_write_pool(fx: &Fixture) -> Vec<PetId> {
             .iter()
             .map(|&pet| {
                 let store = fx.store.clone();
-                tokio::spawn(
-                    async move { store.set_inventory(pet, InventoryUpdate { quantity: stock }).await },
-                )
+                tokio::spawn(async move {
+                    store.set_inventory(pet, InventoryUpdate { quantity: stock, reason: None }).await
+                })
             })
             .collect();
         for task in tasks {

@@ -115,6 +115,19 @@ describe('Inventory screen', () => {
     await waitFor(() => expect(b.argsOf('set_inventory')).toEqual([{ petId: 1, update: { quantity: 12 } }]));
   });
 
+  it('a count says why when the clerk types a reason', async () => {
+    const b = backend();
+    render(InventoryScreen);
+    await userEvent.click(await screen.findByTestId('set-stock-1'));
+    const input = screen.getByTestId('stock-quantity');
+    await userEvent.clear(input);
+    await userEvent.type(input, '7');
+    await userEvent.type(screen.getByTestId('stock-reason'), '  stock-take {Enter}');
+    await waitFor(() =>
+      expect(b.argsOf('set_inventory')).toEqual([{ petId: 1, update: { quantity: 7, reason: 'stock-take' } }]),
+    );
+  });
+
   it('History lists counts, sales and orders newest first in a clerk’s words, with the stock after each', async () => {
     const b = backend();
     render(InventoryScreen);

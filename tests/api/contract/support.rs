@@ -148,7 +148,7 @@ pub(super) fn sale(pet: PetId, quantity: i64) -> NewOrder {
     NewOrder { complete: true, ..order(pet, quantity) }
 }
 pub(super) fn count(quantity: i64) -> InventoryUpdate {
-    InventoryUpdate { quantity: StockLevel::try_from(quantity).unwrap() }
+    InventoryUpdate { quantity: StockLevel::try_from(quantity).unwrap(), reason: None }
 }
 pub(super) fn adjustment(delta: i64, reason: &str) -> NewInventoryAdjustment {
     NewInventoryAdjustment { delta: Delta::try_from(delta).unwrap(), reason: Reason::parse(reason).unwrap() }

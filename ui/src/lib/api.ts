@@ -160,8 +160,8 @@ export const cancelOrder = (id: number) => call<null>('cancel_order', { id });
 export const listInventory = (query: Partial<InventoryQuery> = {}) =>
   call<Paged<InventoryItem>>('list_inventory', { query: inventoryQuery(query) });
 export const getInventory = (petId: number) => call<InventoryItem>('get_inventory', { petId });
-export const setInventory = (petId: number, quantity: number) =>
-  call<InventoryItem>('set_inventory', { petId, update: { quantity } });
+export const setInventory = (petId: number, quantity: number, reason?: string) =>
+  call<InventoryItem>('set_inventory', { petId, update: reason ? { quantity, reason } : { quantity } });
 export const adjustInventory = (petId: number, delta: number, reason: string) =>
   call<InventoryItem>('adjust_inventory', { petId, adjustment: { delta, reason } });
 /** Everything that moved the pet's stock, newest first, each with the stock after it. */

@@ -3,4 +3,9 @@
 /**
  * Body of `PUT /store/inventory/{petId}`.
  */
-export type InventoryUpdate = { quantity: number, };
+export type InventoryUpdate = { quantity: number, 
+/**
+ * Why the count is what it is ("stock-take", "found two more in the back"), kept on
+ * the stock history's entry and in the activity log beside the count.
+ */
+reason?: string, };
