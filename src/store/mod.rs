@@ -74,13 +74,6 @@ impl Store {
         Ok(Self { inner: Arc::new(Inner { engine, bookmarks: Arc::default() }), actor: Arc::default() })
     }
 
-    /// This store whose writes are `actor`'s, as `Database::acting` gives it, but with all
-    /// the store can do (its imports and keys too): the desktop app writes through it as
-    /// the person signed in at the till.
-    pub fn acting_as(&self, actor: Actor) -> Store {
-        Store { actor: Arc::new(actor), ..self.clone() }
-    }
-
     pub fn path(&self) -> &Path {
         self.inner.engine.path()
     }

@@ -131,7 +131,7 @@ pub async fn import_pets_csv(
         // Written as the person signed in, once they may edit the catalogue.
         crate::Target::Local => {
             let actor = shell.allowed(petstore::domain::Permission::EditCatalogue).await?;
-            std::sync::Arc::new(shell.backend().local().acting_as(actor))
+            petstore::Imports::imports_acting(shell.backend().local(), actor)
         }
         crate::Target::Remote { .. } => served(&shell)?.imports.shared()?,
     };
