@@ -214,6 +214,23 @@ pub trait Staff: Send + Sync {
     async fn end_session(&self, token_hash: [u8; 32]) -> Result<()>;
     /// The log, newest first.
     async fn list_activity(&self, filter: ActivityFilter, page: Page) -> Result<Paged<ActivityEntry>>;
+    /// Keeps `proof_key` as member `id`'s, made from the PIN whose hash is `pin_hash`; kept
+    /// only while that is still their PIN (a new one set meanwhile brought its own key).
+    /// For members whose PIN was set before the server kept proof keys: it learns the key
+    /// at their next sign-in with the PIN.
+    async fn keep_proof_key(&self, id: StaffId, pin_hash: String, proof_key: [u8; 32]) -> Result<()>;
+    /// Every member with their PIN's hash, by id: what a till keeps to sign staff in while
+    /// it cannot reach the server (never the proof keys).
+    async fn staff_credentials(&self) -> Result<Vec<StaffCredential>>;
+}
+
+/// A PIN as an engine keeps it: its argon2id hash (a PHC string, salt and parameters in
+/// it) and the proof key made from the PIN (`crate::staff::proof`), which only the server
+/// keeps.
+#[derive(Debug, Clone)]
+pub struct StoredPin {
+    pub hash: String,
+    pub proof_key: [u8; 32],
 }
 
 /// A new staff member as an engine stores it: the PIN already hashed.
@@ -221,8 +238,7 @@ pub trait Staff: Send + Sync {
 pub struct NewStaffRow {
     pub name: Name,
     pub role: Role,
-    /// The PIN's argon2 hash, as a PHC string (salt and parameters in it).
-    pub pin_hash: String,
+    pub pin: StoredPin,
 }
 
 /// A change to a staff member as an engine stores it: `None` leaves a field.
@@ -230,16 +246,19 @@ pub struct NewStaffRow {
 pub struct StaffChange {
     pub name: Option<Name>,
     pub role: Option<Role>,
-    pub pin_hash: Option<String>,
+    pub pin: Option<StoredPin>,
     pub active: Option<bool>,
 }
 
-/// What a sign-in needs to know of a member.
+/// What a sign-in (or a proof's check) needs to know of a member.
 #[derive(Debug, Clone)]
 pub struct PinRecord {
     pub member: StaffMember,
     /// `None` for the owner an upgrade made, until they set a PIN.
     pub pin_hash: Option<String>,
+    /// `None` until the server has seen the PIN (set, or typed at a sign-in), and always
+    /// in a till's mirror.
+    pub proof_key: Option<[u8; 32]>,
     pub failures: u32,
 }
 

@@ -54,6 +54,10 @@ pub enum ErrorCode {
     StaffRequired,
     /// The staff member is deactivated and may not sign in.
     StaffInactive,
+    /// A till's proof of who made a write it took offline (`Petstore-Staff-Proof`,
+    /// `Petstore-Approval-Proof`) does not hold: not made with that member's PIN (changed
+    /// since, or never typed at the server since it kept proof keys), or for another write.
+    StaffProofInvalid,
     /// The PIN typed is not that staff member's.
     WrongPin,
     /// Too many wrong PINs in a row: the member may try again when the answer says.
@@ -85,7 +89,7 @@ impl ErrorCode {
         match self {
             InvalidJson | ValidationFailed | InvalidParameter | InvalidReference => 400,
             Unauthorized | WrongPin => 401,
-            Forbidden | PermissionDenied | StaffRequired | StaffInactive => 403,
+            Forbidden | PermissionDenied | StaffRequired | StaffInactive | StaffProofInvalid => 403,
             NotFound => 404,
             MethodNotAllowed => 405,
             RequestTimeout => 408,

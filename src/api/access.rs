@@ -207,8 +207,9 @@ pub(super) struct NamedKey(pub String, pub Scope);
 
 /// The key check's second step: the named key with the hash `presented` must be active,
 /// a `read` key may only read, a `reports` key only read what holds no personal data, and a
-/// `till` key write only with a staff member's session (`Petstore-Staff`; which one and
-/// what they may do is the actor's business, `actor.rs`) or to sign one in. Answers the
+/// `till` key write only with a staff member's session (`Petstore-Staff`) or proof
+/// (`Petstore-Staff-Proof`; which one, whether it holds and what they may do is the actor's
+/// business, `actor.rs`) or to sign one in. Answers the
 /// key's identity and its name.
 pub(super) async fn check_named(
     store: &dyn Keys,
@@ -229,8 +230,10 @@ pub(super) async fn check_named(
         KeyMatch::Unknown => return Err(Refusal::WrongKey("the API key is not valid")),
     };
     let reads = method == Method::GET || method == Method::HEAD;
-    let for_staff =
-        holder.scope.writes_for_staff() && (headers.contains_key(STAFF_HEADER) || is_sign_in(method, path));
+    let for_staff = holder.scope.writes_for_staff()
+        && (headers.contains_key(STAFF_HEADER)
+            || headers.contains_key(crate::staff::proof::STAFF_PROOF_HEADER)
+            || is_sign_in(method, path));
     if holder.scope.can_write() || for_staff || (reads && holder.scope.can_read(path)) {
         let scope = holder.scope;
         Ok((KeyIdentity::Named(id), NamedKey(holder.name, scope)))

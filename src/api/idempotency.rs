@@ -67,6 +67,17 @@ impl<S: Send + Sync> FromRequestParts<S> for Idempotency {
     }
 }
 
+/// The request's `Idempotency-Key` as its sender wrote the key (unquoted), if it sent one
+/// well-formed: what a till's proof of a write taken offline was made over (`actor.rs`).
+pub(super) fn key_as_sent(headers: &axum::http::HeaderMap) -> Option<String> {
+    let mut values = headers.get_all(IDEMPOTENCY_KEY).into_iter();
+    let value = values.next()?;
+    if values.next().is_some() {
+        return None;
+    }
+    value.to_str().ok().and_then(unquote)
+}
+
 fn invalid(why: &str) -> ApiError {
     ApiError(Error::invalid_parameter(format!("the Idempotency-Key header {why}")))
 }

@@ -18,11 +18,13 @@ use super::state::AppState;
 use crate::domain::{
     Actor, NewStaffMember, Permission::ManageStaff, Pin, StaffId, StaffMember, StaffPatch, Timestamp,
 };
-use crate::staff::{Purpose, add_member, change_member, sign_in};
+use crate::error::ErrorCode;
+use crate::staff::{Purpose, add_member, change_member, learn_proof_key, sign_in};
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.add(Method::GET, "/staff", list)
         .add(Method::POST, "/staff", create)
+        .add(Method::GET, "/staff/credentials", credentials)
         .add(Method::GET, "/staff/{staffId}", get)
         .add(Method::PATCH, "/staff/{staffId}", update)
         .add(Method::POST, "/staff/sessions", start_session)
@@ -42,6 +44,27 @@ async fn create(
     let by = who.may(ManageStaff)?;
     let member = add_member(s.staff.get()?, new, &by).await?;
     Ok(super::created(format!("/staff/{}", member.id), member))
+}
+
+/// Every member with their PIN's hash, for a till to sign staff in while it cannot reach
+/// the server: only for a till's key and the operator's (the hashes are what a till must
+/// keep; a `read` key's holder has no need of them).
+async fn credentials(
+    State(s): State<AppState>,
+    key: Option<axum::Extension<NamedKey>>,
+) -> ApiResult<impl IntoResponse> {
+    if let Some(axum::Extension(NamedKey(name, scope))) = key
+        && !scope.writes_for_staff()
+    {
+        return Err(ApiError::new(
+            ErrorCode::Forbidden,
+            format!(
+                "the API key {name:?} is a {scope} key: the staff's PIN hashes are only for a till's key \
+                 (scope till) or the operator's"
+            ),
+        ));
+    }
+    Ok(Json(s.staff.get()?.staff_credentials().await?))
 }
 
 async fn get(State(s): State<AppState>, PathId(id): PathId<StaffId>) -> ApiResult<impl IntoResponse> {
@@ -79,8 +102,14 @@ async fn start_session(
     let key = key.map_or_else(Actor::operator, |axum::Extension(NamedKey(name, _))| Actor::key(name));
     let now = Timestamp::from(s.clock.now());
     let purpose = body.purpose.unwrap_or_default();
-    match sign_in(s.staff.get()?, body.staff_id, body.pin, purpose, &key, now).await {
-        Ok(signed_in) => Ok((StatusCode::CREATED, Json(signed_in)).into_response()),
+    let staff = s.staff.get()?;
+    match sign_in(staff, body.staff_id, body.pin.clone(), purpose, &key, now).await {
+        Ok(signed_in) => {
+            if let Some(pin) = body.pin {
+                learn_proof_key(staff, body.staff_id, pin).await?;
+            }
+            Ok((StatusCode::CREATED, Json(signed_in)).into_response())
+        }
         Err(refusal) => {
             let mut response = ApiError(refusal.error).into_response();
             if let Some(wait) = refusal.retry_after {

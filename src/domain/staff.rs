@@ -212,6 +212,19 @@ pub struct StaffMember {
     pub updated_at: Timestamp,
 }
 
+/// A member as a till keeps them to sign staff in while it cannot reach the server
+/// (`GET /staff/credentials`, for a till's key): the member and their PIN's argon2id hash,
+/// which a till checks a PIN against. Never the proof key (`crate::staff::proof`), which
+/// only the server keeps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StaffCredential {
+    #[serde(flatten)]
+    pub member: StaffMember,
+    /// `null` for a member with no PIN (the owner an upgrade made).
+    pub pin_hash: Option<String>,
+}
+
 /// `POST /staff`: a new staff member, with a PIN.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

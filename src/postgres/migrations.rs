@@ -23,6 +23,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0011_idempotency_scoped_by_identity.sql"),
     include_str!("../../migrations/postgres/0012_staff.sql"),
     include_str!("../../migrations/postgres/0013_till_scope.sql"),
+    include_str!("../../migrations/postgres/0014_staff_proof_keys.sql"),
 ];
 
 /// The schema version this Petstore makes and understands.

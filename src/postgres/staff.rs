@@ -18,13 +18,13 @@ use super::{PgStore, activity, pg, violates};
 use crate::admission::WriteAdmission;
 use crate::domain::activity as log;
 use crate::domain::{
-    ActivityEntry, ActivityFilter, Actor, Page, Paged, Role, StaffId, StaffMember, StaffRef, Timestamp,
-    duplicate_staff_name, keep_an_owner, lock_after, staff_name_key,
+    ActivityEntry, ActivityFilter, Actor, Page, Paged, Role, StaffCredential, StaffId, StaffMember, StaffRef,
+    Timestamp, duplicate_staff_name, keep_an_owner, lock_after, staff_name_key,
 };
 use crate::engine::{NewSession, NewStaffRow, PinRecord, SessionPurpose, Staff, StaffChange};
 use crate::error::{Error, Result};
 
-const COLUMNS: &str = "id, name, role, active, pin_hash IS NOT NULL, locked_until, created_at, updated_at, pin_hash, failed_pins";
+const COLUMNS: &str = "id, name, role, active, pin_hash IS NOT NULL, locked_until, created_at, updated_at, pin_hash, failed_pins, proof_key";
 
 fn member(r: &Row) -> Result<StaffMember> {
     Ok(StaffMember {
@@ -44,6 +44,7 @@ fn pin_record(r: &Row) -> Result<PinRecord> {
         member: member(r)?,
         pin_hash: col(r, 8)?,
         failures: u32::try_from(col::<i32>(r, 9)?).map_err(Error::internal)?,
+        proof_key: col::<Option<Vec<u8>>>(r, 10)?.and_then(|key| key.try_into().ok()),
     })
 }
 
@@ -102,7 +103,8 @@ impl Staff for PgStore {
             return Err(duplicate_staff_name(&new.name));
         }
         let sql = format!(
-            "INSERT INTO staff (name, name_lower, role, pin_hash, created_at, updated_at) VALUES ($1, $5, $2, $3, $4, $4)
+            "INSERT INTO staff (name, name_lower, role, pin_hash, proof_key, created_at, updated_at)
+             VALUES ($1, $5, $2, $3, $6, $4, $4)
              RETURNING {COLUMNS}"
         );
         let row = tx
@@ -111,9 +113,10 @@ impl Staff for PgStore {
                 &[
                     &new.name.as_str(),
                     &new.role.as_str(),
-                    &new.pin_hash,
+                    &new.pin.hash,
                     &Timestamp::now().to_string(),
                     &staff_name_key(&new.name),
+                    &&new.pin.proof_key[..],
                 ],
             )
             .await
@@ -153,6 +156,7 @@ impl Staff for PgStore {
         // A new PIN also ends the row of wrong ones and the lockout they earned.
         let sql = format!(
             "UPDATE staff SET name = coalesce($2, name), name_lower = coalesce($7, name_lower), role = coalesce($3, role), pin_hash = coalesce($4, pin_hash),
+                              proof_key = coalesce($8, proof_key),
                               active = coalesce($5, active),
                               failed_pins = CASE WHEN $4::text IS NULL THEN failed_pins ELSE 0 END,
                               locked_until = CASE WHEN $4::text IS NULL THEN locked_until END,
@@ -166,10 +170,11 @@ impl Staff for PgStore {
                     &id.get(),
                     &change.name.as_ref().map(|n| n.as_str()),
                     &change.role.map(Role::as_str),
-                    &change.pin_hash,
+                    &change.pin.as_ref().map(|pin| pin.hash.as_str()),
                     &change.active,
                     &Timestamp::now().to_string(),
                     &change.name.as_ref().map(staff_name_key),
+                    &change.pin.as_ref().map(|pin| &pin.proof_key[..]),
                 ],
             )
             .await
@@ -180,7 +185,7 @@ impl Staff for PgStore {
                 _ => pg(e),
             })?;
         let after = member(&row)?;
-        activity::record(&tx, &log::staff_updated(&before, &after, change.pin_hash.is_some(), by)).await?;
+        activity::record(&tx, &log::staff_updated(&before, &after, change.pin.is_some(), by)).await?;
         commit(tx).await?;
         Ok(after)
     }
@@ -283,5 +288,22 @@ impl Staff for PgStore {
 
     async fn list_activity(&self, filter: ActivityFilter, page: Page) -> Result<Paged<ActivityEntry>> {
         activity::list(&*self.client().await?, &filter, page).await
+    }
+
+    async fn keep_proof_key(&self, id: StaffId, pin_hash: String, proof_key: [u8; 32]) -> Result<()> {
+        let conn = self.client().await?;
+        let sql = "UPDATE staff SET proof_key = $3 WHERE id = $1 AND pin_hash = $2";
+        WriteAdmission::begin_current()?;
+        conn.execute(&conn.prepare_cached(sql).await.map_err(pg)?, &[&id.get(), &pin_hash, &&proof_key[..]])
+            .await
+            .map_err(pg)?;
+        Ok(())
+    }
+
+    async fn staff_credentials(&self) -> Result<Vec<StaffCredential>> {
+        let conn = self.client().await?;
+        let sql = format!("SELECT {COLUMNS} FROM staff ORDER BY id");
+        let rows = conn.query(&conn.prepare_cached(&sql).await.map_err(pg)?, &[]).await.map_err(pg)?;
+        rows.iter().map(|r| Ok(StaffCredential { member: member(r)?, pin_hash: col(r, 8)? })).collect()
     }
 }

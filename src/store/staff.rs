@@ -10,8 +10,8 @@ use rusqlite::{Connection, OptionalExtension, Row, params};
 use super::{Snapshot, Store, activity};
 use crate::domain::activity as log;
 use crate::domain::{
-    ActivityEntry, ActivityFilter, Actor, Name, Page, Paged, Role, StaffId, StaffMember, StaffRef, Timestamp,
-    duplicate_staff_name, keep_an_owner, lock_after, staff_name_key,
+    ActivityEntry, ActivityFilter, Actor, Name, Page, Paged, Role, StaffCredential, StaffId, StaffMember,
+    StaffRef, Timestamp, duplicate_staff_name, keep_an_owner, lock_after, staff_name_key,
 };
 use crate::engine::{NewSession, NewStaffRow, PinRecord, SessionPurpose, Staff, StaffChange};
 use crate::error::{Error, Result};
@@ -38,14 +38,15 @@ impl Staff for Store {
         self.write_quietly(move |tx| {
             let now = Timestamp::now();
             tx.prepare_cached(
-                "INSERT INTO staff (name, name_lower, role, pin_hash, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+                "INSERT INTO staff (name, name_lower, role, pin_hash, proof_key, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
             )?
             .execute(params![
                 new.name.as_str(),
                 staff_name_key(&new.name),
                 new.role.as_str(),
-                new.pin_hash,
+                new.pin.hash,
+                &new.pin.proof_key[..],
                 now
             ])
             .map_err(|e| on_duplicate_name(e, &new.name))?;
@@ -75,12 +76,13 @@ impl Staff for Store {
                 now
             ])
             .map_err(|e| on_duplicate_name(e, name))?;
-            if let Some(pin_hash) = &change.pin_hash {
+            if let Some(pin) = &change.pin {
                 // A new PIN ends a lockout: the one who manages staff set it.
                 tx.prepare_cached(
-                    "UPDATE staff SET pin_hash = ?2, failed_pins = 0, locked_until = NULL WHERE id = ?1",
+                    "UPDATE staff SET pin_hash = ?2, proof_key = ?3, failed_pins = 0, locked_until = NULL
+                     WHERE id = ?1",
                 )?
-                .execute(params![id, pin_hash])?;
+                .execute(params![id, pin.hash, &pin.proof_key[..]])?;
             }
             // Asked here, inside the write, so two changes at once cannot both leave the
             // other's owner the last one and then remove them too.
@@ -89,7 +91,7 @@ impl Staff for Store {
                 .query_row([], |r| r.get(0))?;
             keep_an_owner(owners as u64)?;
             let after = get(tx, id, now)?;
-            activity::record(tx, &log::staff_updated(&before, &after, change.pin_hash.is_some(), &by), now)?;
+            activity::record(tx, &log::staff_updated(&before, &after, change.pin.is_some(), &by), now)?;
             Ok(after)
         })
         .await
@@ -184,6 +186,28 @@ impl Staff for Store {
     async fn list_activity(&self, filter: ActivityFilter, page: Page) -> Result<Paged<ActivityEntry>> {
         self.read(move |conn| activity::list(conn, &filter, page)).await
     }
+
+    async fn keep_proof_key(&self, id: StaffId, pin_hash: String, proof_key: [u8; 32]) -> Result<()> {
+        self.write_quietly(move |tx| {
+            tx.prepare_cached("UPDATE staff SET proof_key = ?3 WHERE id = ?1 AND pin_hash = ?2")?
+                .execute(params![id, pin_hash, &proof_key[..]])?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn staff_credentials(&self) -> Result<Vec<StaffCredential>> {
+        self.read(|conn| {
+            let now = Timestamp::now();
+            let mut stmt =
+                conn.prepare_cached(&format!("SELECT {COLUMNS}, pin_hash FROM staff ORDER BY id"))?;
+            let members = stmt
+                .query_map([], |r| Ok(StaffCredential { member: member(r, now)?, pin_hash: r.get(8)? }))?
+                .collect::<rusqlite::Result<_>>()?;
+            Ok(members)
+        })
+        .await
+    }
 }
 
 const COLUMNS: &str = "id, name, role, active, pin_hash IS NOT NULL, locked_until, created_at, updated_at";
@@ -217,12 +241,20 @@ fn get(conn: &Connection, id: StaffId, now: Timestamp) -> Result<StaffMember> {
 }
 
 fn pin_record(conn: &Connection, id: StaffId, now: Timestamp) -> Result<PinRecord> {
-    conn.prepare_cached(&format!("SELECT {COLUMNS}, pin_hash, failed_pins FROM staff WHERE id = ?1"))?
-        .query_row([id], |r| {
-            Ok(PinRecord { member: member(r, now)?, pin_hash: r.get(8)?, failures: r.get(9)? })
+    conn.prepare_cached(&format!(
+        "SELECT {COLUMNS}, pin_hash, failed_pins, proof_key FROM staff WHERE id = ?1"
+    ))?
+    .query_row([id], |r| {
+        let proof_key: Option<Vec<u8>> = r.get(10)?;
+        Ok(PinRecord {
+            member: member(r, now)?,
+            pin_hash: r.get(8)?,
+            failures: r.get(9)?,
+            proof_key: proof_key.and_then(|key| key.try_into().ok()),
         })
-        .optional()?
-        .ok_or_else(|| Error::not_found(StaffId::WHAT, id.get()))
+    })
+    .optional()?
+    .ok_or_else(|| Error::not_found(StaffId::WHAT, id.get()))
 }
 
 /// The session of `token_hash` if it is still good at `now` and its member still active.
@@ -276,6 +308,7 @@ pub(super) mod tests {
 
     use super::*;
     use crate::domain::{ActivityKind, PIN_LOCK, PIN_TRIES};
+    use crate::engine::StoredPin;
     use crate::error::ErrorCode;
 
     pub(in crate::store) fn shop() -> (tempfile::TempDir, Store) {
@@ -288,7 +321,7 @@ pub(super) mod tests {
         let new = NewStaffRow {
             name: Name::parse(name).unwrap(),
             role,
-            pin_hash: format!("$argon2id$fake${name}"),
+            pin: StoredPin { hash: format!("$argon2id$fake${name}"), proof_key: [1; 32] },
         };
         let member = store.create_staff(new, &Actor::operator()).await.unwrap();
         StaffRef { id: member.id, name: member.name, role: member.role }
@@ -391,8 +424,11 @@ pub(super) mod tests {
     async fn names_are_unique_ignoring_case_and_a_new_pin_ends_a_lockout_logged_without_the_hash() {
         let (_dir, store) = shop();
         let ana = add(&store, "Ana", Role::Cashier).await;
-        let new =
-            NewStaffRow { name: Name::parse("ANA").unwrap(), role: Role::Cashier, pin_hash: "h".into() };
+        let new = NewStaffRow {
+            name: Name::parse("ANA").unwrap(),
+            role: Role::Cashier,
+            pin: StoredPin { hash: "h".into(), proof_key: [2; 32] },
+        };
         let refused = store.create_staff(new, &Actor::operator()).await.unwrap_err();
         assert_eq!(
             (refused.code, refused.message.as_str()),
@@ -407,7 +443,10 @@ pub(super) mod tests {
         for _ in 0..PIN_TRIES {
             store.pin_refused(ana.id, Timestamp::now(), &Actor::operator()).await.unwrap();
         }
-        let pin = StaffChange { pin_hash: Some("$argon2id$new".into()), ..StaffChange::default() };
+        let pin = StaffChange {
+            pin: Some(StoredPin { hash: "$argon2id$new".into(), proof_key: [3; 32] }),
+            ..StaffChange::default()
+        };
         let member = store.update_staff(ana.id, pin, &Actor::operator()).await.unwrap();
         assert_eq!(member.locked_until, None);
         let record = store.pin_record(ana.id).await.unwrap();

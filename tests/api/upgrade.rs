@@ -16,10 +16,11 @@ use crate::support::database::{one, stocked};
 
 /// Schema versions no released Petstore ever made: migrations 0002 and 0003 landed together
 /// (9c0e5db), so no Petstore ever made a database at version 2; migrations 0013 and 0014
-/// landed with 0015 in one submission (12 has a fixture, as does the last). Version 16
-/// (staff) is not released yet: its fixture is made from the commit that releases it, with
-/// the API that serves staff, and 16 leaves this list then.
-const NEVER_RELEASED: &[usize] = &[2, 13, 14, 16, 17];
+/// landed with 0015 in one submission (12 has a fixture, as does the last). Versions 16 to
+/// 18 (staff, the till's key scope, the staff's proof keys) are not released yet: the
+/// fixture of the last is made from the commit that releases it, with the API that serves
+/// staff, and it leaves this list then.
+const NEVER_RELEASED: &[usize] = &[2, 13, 14, 16, 17, 18];
 
 /// What one fixture holds, as recorded when it was made.
 struct Fixture {

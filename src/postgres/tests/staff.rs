@@ -60,11 +60,15 @@ async fn schema_12_gives_an_upgraded_shop_its_owner_and_leaves_old_records_unnam
     assert_eq!(unnamed, (None, None, None, None), "made before staff");
 }
 
-use crate::engine::{NewSession, NewStaffRow, SessionPurpose, Staff, StaffChange};
+use crate::engine::{NewSession, NewStaffRow, SessionPurpose, Staff, StaffChange, StoredPin};
 
 fn person(name: &str, role: Role) -> NewStaffRow {
     // Rows only: the engine keeps whatever hash `crate::staff` made.
-    NewStaffRow { name: Name::parse(name).unwrap(), role, pin_hash: format!("$argon2id$v=19$hash-of-{name}") }
+    NewStaffRow {
+        name: Name::parse(name).unwrap(),
+        role,
+        pin: StoredPin { hash: format!("$argon2id$v=19$hash-of-{name}"), proof_key: [1; 32] },
+    }
 }
 
 fn as_ref(member: &StaffMember) -> StaffRef {
@@ -162,7 +166,10 @@ async fn wrong_pins_are_counted_atomically_and_lock_as_the_domain_says() {
     let locked_out = ActivityFilter { kind: Some(ActivityKind::StaffLockedOut), ..Default::default() };
     assert_eq!(replicas[0].list_activity(locked_out, Page::default()).await.unwrap().total, 2);
 
-    let new_pin = StaffChange { pin_hash: Some("$argon2id$new".into()), ..StaffChange::default() };
+    let new_pin = StaffChange {
+        pin: Some(StoredPin { hash: "$argon2id$new".into(), proof_key: [2; 32] }),
+        ..StaffChange::default()
+    };
     let unlocked = replicas[0].update_staff(ana.id, new_pin, &Actor::operator()).await.unwrap();
     assert_eq!(unlocked.locked_until, None);
     assert_eq!(replicas[0].pin_record(ana.id).await.unwrap().failures, 0);

@@ -29,6 +29,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/sqlite/0015_idempotency_scoped_by_identity.sql")),
     M::up(include_str!("../../../migrations/sqlite/0016_staff.sql")),
     M::up(include_str!("../../../migrations/sqlite/0017_till_scope.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0018_staff_proof_keys.sql")),
 ];
 
 /// The schema version this binary writes (SQLite `user_version`).

@@ -4,7 +4,8 @@
 //! signing in and out, wrong PINs and the lockout, a manager's approval used once, the
 //! activity log naming both people, and the shop's last owner kept.
 
-use petstore::domain::{Name, Permission, Role};
+use petstore::domain::{Name, Permission, Pin, Role, StaffId, Timestamp};
+use petstore::staff::proof::{self, Vouch};
 use petstore::store::Scope;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -414,4 +415,143 @@ async fn the_pinless_owner_signs_in_without_a_pin_only_while_alone() {
     let without_pin = app.post("/staff/sessions", json!({ "staffId": 1 })).await;
     assert_eq!((without_pin.status.as_u16(), without_pin.code()), (401, "wrong_pin"));
     app.post("/staff/sessions", json!({ "staffId": 1, "pin": "7777" })).await.expect_status(201);
+}
+
+/// The PIN hashes a till keeps to sign staff in offline: for a till's key and the
+/// operator's, never for a `read` key, and never the proof keys.
+#[tokio::test]
+async fn a_till_reads_the_pin_hashes_and_no_other_key_does() {
+    let shop = Shop::new().await;
+    let listed = shop.app.send(shop.till(Method::GET, "/staff/credentials")).await.expect_status(200);
+    let members = listed.body.as_array().unwrap();
+    assert_eq!(members.len(), 4, "{members:?}");
+    let ana = members.iter().find(|m| m["id"] == shop.cashier).unwrap();
+    assert_eq!((ana["name"].as_str(), ana["role"].as_str()), (Some("Ana"), Some("cashier")));
+    assert!(ana["pinHash"].as_str().unwrap().starts_with("$argon2id$"), "{ana}");
+    assert!(members.iter().all(|m| m.as_object().unwrap().keys().all(|k| !k.contains("proof"))));
+    shop.app.get("/staff/credentials").await.expect_status(200);
+
+    let reader =
+        shop.app.db.open().await.create_key(Name::parse("reader").unwrap(), Scope::Read).await.unwrap();
+    let refused = shop
+        .app
+        .send(shop.app.anonymous(Method::GET, "/staff/credentials").bearer_auth(reader.secret.expose()))
+        .await;
+    assert_eq!((refused.status.as_u16(), refused.code()), (403, "forbidden"));
+}
+
+/// The proof a till sends with a write it took offline: made with the member's PIN over the
+/// write's key, from the PIN hash the till keeps.
+async fn proof(shop: &Shop, staff: i64, pin: &str, key: &str, at: &str, vouch: Vouch) -> String {
+    let listed = shop.app.send(shop.till(Method::GET, "/staff/credentials")).await.expect_status(200);
+    let member = listed.body.as_array().unwrap().iter().find(|m| m["id"] == staff).unwrap().clone();
+    let pin = Pin::try_from(pin.to_owned()).unwrap();
+    let proof_key = proof::proof_key(pin, member["pinHash"].as_str().unwrap().to_owned()).await.unwrap();
+    let staff = StaffId::try_from(staff).unwrap();
+    proof::Proof::make(&proof_key, staff, Timestamp::parse(at).unwrap(), key, vouch).header_value()
+}
+
+/// A write a till took offline reaches the server with a proof instead of a session: it is
+/// the member's, the record says so, and a proof for another write, by another PIN or with
+/// no key to hold it to is refused, naming the header.
+#[tokio::test]
+async fn a_write_taken_offline_is_proved_with_the_members_pin() {
+    let shop = Shop::new().await;
+    let at = "2026-11-27T10:00:00Z";
+    let ana = proof(&shop, shop.cashier, "1111", "sale-1", at, Vouch::Made).await;
+    let sell = |key: &str, proof: &str| {
+        let request = shop
+            .till(Method::POST, "/store/orders")
+            .header("Idempotency-Key", key)
+            .header("Petstore-Staff-Proof", proof)
+            .json(&json!({ "petId": 1 }));
+        shop.app.send(request)
+    };
+    let sold = sell("sale-1", &ana).await.expect_status(201);
+    assert_eq!(sold.body["placedBy"]["staff"]["name"], "Ana");
+    assert_eq!(sold.body["placedBy"]["key"], TILL);
+
+    let other_write = sell("sale-2", &ana).await;
+    assert_eq!((other_write.status.as_u16(), other_write.code()), (403, "staff_proof_invalid"));
+    assert!(other_write.body["message"].as_str().unwrap().contains("Petstore-Staff-Proof"));
+    let wrong_pin = proof(&shop, shop.cashier, "1112", "sale-3", at, Vouch::Made).await;
+    assert_eq!(sell("sale-3", &wrong_pin).await.code(), "staff_proof_invalid");
+    let no_key = shop
+        .app
+        .send(
+            shop.till(Method::POST, "/store/orders")
+                .header("Petstore-Staff-Proof", &ana)
+                .json(&json!({ "petId": 1 })),
+        )
+        .await;
+    assert_eq!((no_key.status.as_u16(), no_key.code()), (400, "invalid_parameter"));
+    assert_eq!(sell("sale-4", "staff=2;mac=00").await.code(), "invalid_parameter");
+    assert_eq!(shop.app.get("/store/inventory/1").await.body["quantity"], 19, "one sale only");
+}
+
+/// A manager approves a cashier's write offline with a second proof, which holds only for
+/// that write of that cashier and only from a role that may override; a member deactivated
+/// on the server keeps what the till made before, and nothing made after.
+#[tokio::test]
+async fn an_offline_approval_and_a_deactivation_are_checked_against_the_writes_time() {
+    let shop = Shop::new().await;
+    let at = "2026-11-27T10:00:00Z";
+    let count = |key: String, made: String, approval: Option<String>| {
+        let mut request = shop
+            .till(Method::POST, "/store/inventory/1/adjustments")
+            .header("Idempotency-Key", key)
+            .header("Petstore-Staff-Proof", made);
+        if let Some(approval) = approval {
+            request = request.header("Petstore-Approval-Proof", approval);
+        }
+        shop.app.send(request.json(&json!({ "delta": -2, "reason": "broken" })))
+    };
+    let ana = |key: &'static str| proof(&shop, shop.cashier, "1111", key, at, Vouch::Made);
+    let cashier = StaffId::try_from(shop.cashier).unwrap();
+    let approve = Vouch::Approved { of: cashier };
+
+    assert_eq!(count("c-1".into(), ana("c-1").await, None).await.code(), "permission_denied");
+    let by_cashier = proof(&shop, shop.cashier, "1111", "c-2", at, approve).await;
+    assert_eq!(count("c-2".into(), ana("c-2").await, Some(by_cashier)).await.code(), "permission_denied");
+    let for_other = proof(
+        &shop,
+        shop.manager,
+        "2222",
+        "c-3",
+        at,
+        Vouch::Approved { of: StaffId::try_from(shop.owner).unwrap() },
+    )
+    .await;
+    assert_eq!(count("c-3".into(), ana("c-3").await, Some(for_other)).await.code(), "staff_proof_invalid");
+    let marta = proof(&shop, shop.manager, "2222", "c-4", at, approve).await;
+    let approved = count("c-4".into(), ana("c-4").await, Some(marta)).await.expect_status(200);
+    assert_eq!(approved.body["quantity"], 18);
+    let trail = shop.app.get("/store/inventory/1/adjustments").await.expect_status(200);
+    assert_eq!(
+        (
+            trail.body[0]["madeBy"]["staff"]["name"].as_str(),
+            trail.body[0]["madeBy"]["approvedBy"]["name"].as_str()
+        ),
+        (Some("Ana"), Some("Marta"))
+    );
+
+    // Ana is deactivated now: a sale the till made an hour before is still hers; one it
+    // says it made after is not.
+    shop.app.patch(&format!("/staff/{}", shop.cashier), json!({ "active": false })).await.expect_status(200);
+    let when = |hours: i64| {
+        (chrono::Utc::now() + chrono::Duration::hours(hours)).format("%Y-%m-%dT%H:%M:%SZ").to_string()
+    };
+    let sell = |key: &'static str, proof: String| {
+        shop.app.send(
+            shop.till(Method::POST, "/store/orders")
+                .header("Idempotency-Key", key)
+                .header("Petstore-Staff-Proof", proof)
+                .json(&json!({ "petId": 1 })),
+        )
+    };
+    let before = proof(&shop, shop.cashier, "1111", "s-1", &when(-1), Vouch::Made).await;
+    sell("s-1", before).await.expect_status(201);
+    let after = proof(&shop, shop.cashier, "1111", "s-2", &when(1), Vouch::Made).await;
+    let refused = sell("s-2", after).await;
+    assert_eq!((refused.status.as_u16(), refused.code()), (403, "staff_inactive"));
 }

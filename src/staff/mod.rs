@@ -2,7 +2,10 @@
 //! its argon2id hash (in constant time, off the async threads), the lockout after wrong
 //! PINs, the shop of one PIN-less owner that needs no PIN, and the session token handed
 //! back, of which the engine keeps only the SHA-256. `domain::staff` decides who may do
-//! what and how long a lockout lasts; this module carries a sign-in out.
+//! what and how long a lockout lasts; this module carries a sign-in out. `proof` proves
+//! who made a write a till took offline.
+
+pub mod proof;
 
 use std::time::Duration;
 
@@ -14,7 +17,7 @@ use crate::domain::{
     Actor, NewStaffMember, Permission, Pin, StaffId, StaffMember, StaffPatch, StaffRef, Timestamp,
     WRONG_PIN_DELAY, may_add_staff,
 };
-use crate::engine::{NewSession, NewStaffRow, PinRecord, SessionPurpose, Staff, StaffChange};
+use crate::engine::{NewSession, NewStaffRow, PinRecord, SessionPurpose, Staff, StaffChange, StoredPin};
 use crate::error::{Error, ErrorCode, Result};
 
 /// How long a shift's session lasts: a long working day; the till signs out earlier.
@@ -66,13 +69,35 @@ pub async fn verify_pin(pin: Pin, hash: String) -> Result<bool> {
     .map_err(Error::internal)?
 }
 
+/// The PIN as an engine keeps it: its hash, and the proof key made from it
+/// ([`proof::proof_key`]), both on one blocking thread.
+pub async fn store_pin(pin: Pin) -> Result<StoredPin> {
+    tokio::task::spawn_blocking(move || {
+        let hash = hash_pin_blocking(&pin)?;
+        let proof_key = *proof::proof_key_blocking(&pin, &hash)?.as_bytes();
+        Ok(StoredPin { hash, proof_key })
+    })
+    .await
+    .map_err(Error::internal)?
+}
+
 /// Adds a staff member, their PIN hashed, as `by`'s write: the one way the API and the app
 /// add staff. Refused while an active member has no PIN ([`domain::staff::may_add_staff`]).
 pub async fn add_member(db: &dyn Staff, new: NewStaffMember, by: &Actor) -> Result<StaffMember> {
     may_add_staff(&db.list_staff().await?)?;
     let NewStaffMember { name, role, pin } = new;
-    let row = NewStaffRow { name, role, pin_hash: hash_pin(pin).await? };
+    let row = NewStaffRow { name, role, pin: store_pin(pin).await? };
     db.create_staff(row, by).await
+}
+
+/// After member `id` signed in with `pin` on the server: keeps their proof key if the
+/// server has none yet (their PIN was set before it kept proof keys), so that what they
+/// take offline at a till from now on can be proved. Never on a till's mirror.
+pub async fn learn_proof_key(db: &dyn Staff, id: StaffId, pin: Pin) -> Result<()> {
+    let record = db.pin_record(id).await?;
+    let (None, Some(hash)) = (record.proof_key, record.pin_hash) else { return Ok(()) };
+    let key = proof::proof_key(pin, hash.clone()).await?;
+    db.keep_proof_key(id, hash, *key.as_bytes()).await
 }
 
 /// Changes a staff member (a new PIN hashed, which also ends a lockout), as `by`'s write:
@@ -84,11 +109,11 @@ pub async fn change_member(
     by: &Actor,
 ) -> Result<StaffMember> {
     let StaffPatch { name, role, pin, active } = patch;
-    let pin_hash = match pin {
-        Some(pin) => Some(hash_pin(pin).await?),
+    let pin = match pin {
+        Some(pin) => Some(store_pin(pin).await?),
         None => None,
     };
-    db.update_staff(id, StaffChange { name, role, pin_hash, active }, by).await
+    db.update_staff(id, StaffChange { name, role, pin, active }, by).await
 }
 
 /// A new session token for `purpose`: 256 random bits as `pss_` and 64 hex digits, and its
@@ -327,7 +352,7 @@ mod tests {
         let row = NewStaffRow {
             name: Name::parse(name).unwrap(),
             role,
-            pin_hash: hash_pin(pin(digits)).await.unwrap(),
+            pin: store_pin(pin(digits)).await.unwrap(),
         };
         db.create_staff(row, &Actor::operator()).await.unwrap().id
     }
@@ -399,7 +424,7 @@ mod tests {
 
         // An owner's new PIN ends the lockout.
         let change = crate::engine::StaffChange {
-            pin_hash: Some(hash_pin(pin("4444")).await.unwrap()),
+            pin: Some(store_pin(pin("4444")).await.unwrap()),
             ..Default::default()
         };
         db.update_staff(ana, change, &Actor::operator()).await.unwrap();
@@ -456,6 +481,27 @@ mod tests {
         sign_in(&*db, owner, None, Purpose::Shift, &Actor::operator(), now).await.unwrap();
         let inactive = sign_in(&*db, ana, Some(pin("1111")), Purpose::Shift, &Actor::operator(), now).await;
         assert_eq!(inactive.unwrap_err().error.code, ErrorCode::StaffInactive);
+    }
+
+    /// A member whose PIN was set before the server kept proof keys gets theirs at their
+    /// next sign-in with it, and only while that PIN is still theirs.
+    #[tokio::test]
+    async fn a_proof_key_missing_since_an_upgrade_is_learnt_from_the_next_sign_in() {
+        let (db, _dir) = shop();
+        let ana = member(&db, "Ana", Role::Cashier, "1111").await;
+        let made = db.pin_record(ana).await.unwrap();
+        let hash = made.pin_hash.clone().unwrap();
+        let expected = proof::proof_key(pin("1111"), hash.clone()).await.unwrap();
+        assert_eq!(made.proof_key, Some(*expected.as_bytes()), "a PIN set now brings its key");
+
+        db.with_writer(|c| Ok(c.execute("UPDATE staff SET proof_key = NULL", [])?)).await.unwrap();
+        learn_proof_key(&*db, ana, pin("1111")).await.unwrap();
+        assert_eq!(db.pin_record(ana).await.unwrap().proof_key, Some(*expected.as_bytes()));
+
+        // Kept only for the PIN it was made from.
+        db.with_writer(|c| Ok(c.execute("UPDATE staff SET proof_key = NULL", [])?)).await.unwrap();
+        db.keep_proof_key(ana, "$argon2id$another".into(), [9; 32]).await.unwrap();
+        assert_eq!(db.pin_record(ana).await.unwrap().proof_key, None);
     }
 
     #[tokio::test]
