@@ -139,8 +139,7 @@ impl KeyRing {
     }
 }
 
-/// The header of a staff member's shift session: `Petstore-Staff: pss_…`.
-pub const STAFF_HEADER: &str = "petstore-staff";
+pub use crate::staff::STAFF_HEADER;
 
 /// The refusal of a till's key writing with no one signed in.
 pub(super) fn staff_required(key: &str) -> ApiError {

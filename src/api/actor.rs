@@ -22,8 +22,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::staff::Purpose;
 use crate::staff::proof::{APPROVAL_PROOF_HEADER, Proof, ProofKey, STAFF_PROOF_HEADER, Vouch};
 
-/// The header of a manager's one-use approval: `Petstore-Approval: pss_…`.
-pub const APPROVAL_HEADER: &str = "petstore-approval";
+pub use crate::staff::APPROVAL_HEADER;
 
 /// The actor of a request that writes (or reads the activity log).
 pub(super) struct Acting(pub Actor);

@@ -14,6 +14,7 @@ mod feed;
 mod once;
 mod retry_after;
 mod shop;
+mod staff;
 mod transport;
 
 #[cfg(test)]
@@ -23,7 +24,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use reqwest::header::HeaderValue;
+use reqwest::header::{HeaderName, HeaderValue};
 
 use crate::error::{Error, Result};
 use base_url::BaseUrl;
@@ -82,6 +83,8 @@ pub struct Client {
     /// Until when the server asked not to be sent anything more (`Retry-After` of a 503 or
     /// 429), shared by the clones.
     not_before: Arc<Mutex<Option<Instant>>>,
+    /// Headers sent with every request: who a till's requests are for ([`Client::acting`]).
+    acting: Arc<[(HeaderName, HeaderValue)]>,
 }
 
 impl Client {
@@ -105,7 +108,23 @@ impl Client {
             .user_agent(concat!("petstore-client/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(Error::internal)?;
-        Ok(Self { http, base, authorization, config, not_before: Arc::default() })
+        Ok(Self { http, base, authorization, config, not_before: Arc::default(), acting: Arc::new([]) })
+    }
+
+    /// This client (its connections shared), sending `headers` with every request too:
+    /// who a till's requests are for, `Petstore-Staff` and `Petstore-Approval` sessions, or
+    /// the proofs of a write the till took offline. Marked sensitive: never logged.
+    pub fn acting(&self, headers: &[(&'static str, &str)]) -> Result<Self> {
+        let acting = headers
+            .iter()
+            .map(|&(name, value)| {
+                let mut value = HeaderValue::from_str(value)
+                    .map_err(|_| Error::internal(format!("a {name} header that cannot be sent")))?;
+                value.set_sensitive(true);
+                Ok((HeaderName::from_static(name), value))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Self { acting: acting.into(), ..self.clone() })
     }
 
     /// The server's address as shown to people (no trailing slash).

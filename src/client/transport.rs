@@ -160,8 +160,11 @@ impl Client {
         call: &Call<'_>,
         request: reqwest::RequestBuilder,
     ) -> Result<reqwest::Response> {
+        let mut request = request.header(AUTHORIZATION, self.authorization.clone());
+        for (name, value) in self.acting.iter() {
+            request = request.header(name, value.clone());
+        }
         let response = request
-            .header(AUTHORIZATION, self.authorization.clone())
             .send()
             .await
             .map_err(|e| self.transport(call, &e))?;

@@ -20,6 +20,7 @@ mod local;
 mod replay;
 mod served;
 mod shop;
+mod staff;
 mod status;
 mod sync;
 mod take;
@@ -33,10 +34,11 @@ use tokio::task::JoinHandle;
 
 use crate::Store;
 use crate::client::Client;
-use crate::domain::{OutboxCounts, OutboxEntry};
+use crate::domain::{OutboxCounts, OutboxEntry, Timestamp};
 use crate::engine::Change;
 use crate::error::{Error, ErrorCode, Result};
 use local::Local;
+pub use staff::{STAFF_READ_EVERY, TillActor, TillSignIn};
 pub use status::{SyncState, SyncStatus};
 
 /// A remote shop copied into a local store, kept current and written through. Cheap to
@@ -44,6 +46,8 @@ pub use status::{SyncState, SyncStatus};
 #[derive(Clone)]
 pub struct Mirror {
     inner: Arc<Inner>,
+    /// Whose writes these are ([`Mirror::acting`]); none: the till's key's own.
+    who: Option<Arc<TillActor>>,
 }
 
 struct Inner {
@@ -96,7 +100,7 @@ impl Mirror {
             wake: Arc::new(Notify::new()),
         };
         let task = tokio::spawn(sync::run(shared.clone(), origin));
-        Ok(Self { inner: Arc::new(Inner { shared, task, keys }) })
+        Ok(Self { inner: Arc::new(Inner { shared, task, keys }), who: None })
     }
 
     /// The local copy (for what reads it directly, such as the local API).
@@ -128,9 +132,12 @@ impl Mirror {
     }
 
     /// Sends a write that needs attention again, at the end of the queue.
+    /// Sent again, it is the signed-in person's write (`Mirror::acting`): proved as theirs.
     pub async fn retry(&self, seq: i64) -> Result<()> {
         let shared = &self.inner.shared;
-        shared.local.retry(seq, new_key()).await?;
+        let key = new_key();
+        let proofs = self.who.as_ref().map(|who| who.proofs(&key, Timestamp::now())).unwrap_or_default();
+        shared.local.retry(seq, key, proofs).await?;
         shared.queued().await;
         Ok(())
     }
@@ -215,5 +222,7 @@ fn is_key_refused(e: &Error) -> bool {
 mod liar;
 #[cfg(test)]
 mod lying_server_tests;
+#[cfg(test)]
+mod staff_tests;
 #[cfg(test)]
 mod tests;

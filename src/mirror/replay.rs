@@ -16,7 +16,7 @@
 
 use std::time::Duration;
 
-use super::local::{Put, Sent};
+use super::local::{Proofs, Put, Sent};
 use super::take::{Stop, take_in};
 use super::{Shared, is_key_refused, is_offline};
 use crate::Petstore;
@@ -46,7 +46,7 @@ async fn drain_from(
     touched: &mut std::collections::BTreeSet<PetId>,
 ) -> Result<(), Stop> {
     let mut window = None;
-    while let Some(entry) = shared.local.next_queued().await? {
+    while let Some((entry, proofs)) = shared.local.next_queued().await? {
         *sent_any = true;
         // Asked once a drain, and only when there is something to send.
         let window = match window {
@@ -60,7 +60,7 @@ async fn drain_from(
             shared.counts_changed().await;
             continue;
         }
-        match send(shared, &entry).await {
+        match send(shared, &entry, &proofs).await {
             Ok(sent) => {
                 touched.extend(entry.command.pet_id());
                 shared.local.sent(entry.seq, sent).await?
@@ -105,12 +105,13 @@ fn human(d: Duration) -> String {
     }
 }
 
-async fn send(shared: &Shared, entry: &OutboxEntry) -> Result<Sent> {
+/// Sends `entry` with the proofs of who made it (none: as the till's key's).
+async fn send(shared: &Shared, entry: &OutboxEntry, proofs: &Proofs) -> Result<Sent> {
     let mut write = entry.command.write();
     if let Some(order) = write.order() {
         write = write.on_order(server_id(shared, order).await?);
     }
-    let answer = shared.client.once(&entry.key, &write).await?;
+    let answer = shared.client.acting(&proofs.headers())?.once(&entry.key, &write).await?;
     match write {
         CounterWrite::Place(_) => answer.into_order().map(Sent::Placed),
         _ => Ok(Sent::Done),

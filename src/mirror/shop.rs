@@ -6,7 +6,8 @@
 
 use async_trait::async_trait;
 
-use super::local::{Put, Queued};
+use super::local::{Proofs, Put, Queued};
+use super::staff::TillActor;
 use super::status::SyncState;
 use super::take::take_in;
 use super::{Mirror, Shared, is_offline, new_key};
@@ -47,8 +48,8 @@ impl Shared {
 
     /// Takes `command` offline and wakes the replay; `unsure` if it was sent and its
     /// answer never came (see [`Local::queue`](super::local::Local::queue)).
-    async fn queue(&self, key: String, command: Command, unsure: bool) -> Result<Queued> {
-        let (queued, _) = self.local.queue(key, command, unsure).await?;
+    async fn queue(&self, key: String, command: Command, unsure: bool, proofs: Proofs) -> Result<Queued> {
+        let (queued, _) = self.local.queue(key, command, unsure, proofs).await?;
         self.queued().await;
         Ok(queued)
     }
@@ -62,15 +63,23 @@ impl Shared {
 
     /// Sends a counter write (`command`'s, with its key), or queues it when the server
     /// cannot be reached, and always when it is about an order the server has not numbered
-    /// yet (it follows its order through the queue). `Ok(Err(queued))` when queued.
+    /// yet (it follows its order through the queue). `Ok(Err(queued))` when queued. It is
+    /// `who`'s: sent with their sessions (their proofs when the sign-in could not reach the
+    /// server), queued with their proofs.
     async fn counter(
         &self,
         key: String,
         command: Command,
+        who: Option<&TillActor>,
     ) -> Result<std::result::Result<CounterAnswer, Queued>> {
         let mut unsure = false;
+        let proofs = who.map(|who| who.proofs(&key, Timestamp::now())).unwrap_or_default();
         if !command.waits_on_provisional_order() && !self.queue_first() {
-            match self.client.once(&key, &command.write()).await {
+            let client = match who {
+                Some(who) if who.session.is_some() => self.client.acting(&who.session_headers())?,
+                _ => self.client.acting(&proofs.headers())?,
+            };
+            match client.once(&key, &command.write()).await {
                 Ok(answer) => {
                     // Its key remembered, for the same write sent again while offline.
                     if let Err(e) = self.local.remember(key, command, answer.order_id()).await {
@@ -87,7 +96,7 @@ impl Shared {
                 Err(e) => return Err(e),
             }
         }
-        self.queue(key, command, unsure).await.map(Err)
+        self.queue(key, command, unsure, proofs).await.map(Err)
     }
 }
 
@@ -119,6 +128,16 @@ fn unexpected(queued: Queued) -> Error {
 impl Mirror {
     fn shared(&self) -> &Shared {
         &self.inner.shared
+    }
+
+    /// The client for a write that needs the server: with the sessions of whose write it is,
+    /// if the server signed them in (otherwise the server refuses a till's key that writes
+    /// for no one, and says to sign in again).
+    fn writer(&self) -> Result<crate::client::Client> {
+        match &self.who {
+            Some(who) => self.client().acting(&who.session_headers()),
+            None => Ok(self.client().clone()),
+        }
     }
 
     /// A counter write's answer as an order: the server's, put into the mirror, or the one
@@ -173,7 +192,7 @@ impl Petstore for Mirror {
         self.source().list_pets(filter, page).await
     }
     async fn create_pet(&self, new: NewPet) -> Result<Pet> {
-        let pet = self.client().create_pet(new).await.map_err(|e| needs_server("Adding a pet", e))?;
+        let pet = self.writer()?.create_pet(new).await.map_err(|e| needs_server("Adding a pet", e))?;
         self.shared().took(Put::Pets(vec![pet.clone()])).await;
         Ok(pet)
     }
@@ -181,17 +200,17 @@ impl Petstore for Mirror {
         self.source().get_pet(id).await
     }
     async fn replace_pet(&self, id: PetId, new: NewPet) -> Result<Pet> {
-        let pet = self.client().replace_pet(id, new).await.map_err(|e| needs_server("Editing a pet", e))?;
+        let pet = self.writer()?.replace_pet(id, new).await.map_err(|e| needs_server("Editing a pet", e))?;
         self.shared().took(Put::Pets(vec![pet.clone()])).await;
         Ok(pet)
     }
     async fn update_pet(&self, id: PetId, patch: PetPatch) -> Result<Pet> {
-        let pet = self.client().update_pet(id, patch).await.map_err(|e| needs_server("Editing a pet", e))?;
+        let pet = self.writer()?.update_pet(id, patch).await.map_err(|e| needs_server("Editing a pet", e))?;
         self.shared().took(Put::Pets(vec![pet.clone()])).await;
         Ok(pet)
     }
     async fn delete_pet(&self, id: PetId) -> Result<()> {
-        self.client().delete_pet(id).await.map_err(|e| needs_server("Deleting a pet", e))?;
+        self.writer()?.delete_pet(id).await.map_err(|e| needs_server("Deleting a pet", e))?;
         self.shared().local.remove(Entity::Pet, id.get()).await
     }
 
@@ -200,7 +219,7 @@ impl Petstore for Mirror {
     }
     async fn create_category(&self, new: NewCategory) -> Result<Category> {
         let category =
-            self.client().create_category(new).await.map_err(|e| needs_server("Adding a category", e))?;
+            self.writer()?.create_category(new).await.map_err(|e| needs_server("Adding a category", e))?;
         self.shared().took(Put::Categories(vec![category.clone()])).await;
         Ok(category)
     }
@@ -209,7 +228,7 @@ impl Petstore for Mirror {
     }
     async fn replace_category(&self, id: CategoryId, new: NewCategory) -> Result<Category> {
         let category = self
-            .client()
+            .writer()?
             .replace_category(id, new)
             .await
             .map_err(|e| needs_server("Editing a category", e))?;
@@ -217,7 +236,7 @@ impl Petstore for Mirror {
         Ok(category)
     }
     async fn delete_category(&self, id: CategoryId) -> Result<()> {
-        self.client().delete_category(id).await.map_err(|e| needs_server("Deleting a category", e))?;
+        self.writer()?.delete_category(id).await.map_err(|e| needs_server("Deleting a category", e))?;
         self.shared().local.remove(Entity::Category, id.get()).await
     }
 
@@ -246,7 +265,7 @@ impl Petstore for Mirror {
     }
     async fn set_inventory(&self, pet: PetId, update: InventoryUpdate) -> Result<InventoryItem> {
         let item =
-            self.client().set_inventory(pet, update).await.map_err(|e| {
+            self.writer()?.set_inventory(pet, update).await.map_err(|e| {
                 needs_server("Setting a stock count (an adjustment by + or - works offline)", e)
             })?;
         self.stock_answer(item).await
@@ -289,7 +308,7 @@ impl Petstore for Mirror {
     }
     async fn put_settings(&self, settings: ShopSettings) -> Result<ShopSettings> {
         let saved = self
-            .client()
+            .writer()?
             .put_settings(settings)
             .await
             .map_err(|e| needs_server("Changing the shop's settings", e))?;
@@ -306,7 +325,7 @@ impl Mirror {
     pub(super) async fn once(&self, key: String, write: CounterWrite) -> Result<CounterAnswer> {
         match write {
             CounterWrite::Place(new) => {
-                let outcome = self.shared().counter(key, Command::place(new)).await?;
+                let outcome = self.shared().counter(key, Command::place(new), self.who.as_deref()).await?;
                 self.order_answer(outcome).await.map(CounterAnswer::Order)
             }
             CounterWrite::Update { order, patch } => {
@@ -341,7 +360,7 @@ impl Mirror {
         }
         if !completes {
             let order = self
-                .client()
+                .writer()?
                 .once(&key, &CounterWrite::Update { order: id, patch })
                 .await
                 .and_then(CounterAnswer::into_order)
@@ -350,7 +369,7 @@ impl Mirror {
             return Ok(order);
         }
         let command = Command::CompleteOrder { order_id: id, completed_at: None };
-        let outcome = self.shared().counter(key, command).await?;
+        let outcome = self.shared().counter(key, command, self.who.as_deref()).await?;
         self.order_answer(outcome).await
     }
 
@@ -360,7 +379,7 @@ impl Mirror {
     async fn send_cancel(&self, key: String, id: OrderId) -> Result<Order> {
         let id = self.current_id(id).await?;
         let command = Command::CancelOrder { order_id: id };
-        match self.shared().counter(key, command).await? {
+        match self.shared().counter(key, command, self.who.as_deref()).await? {
             Err(Queued::Cancelled) => self.store().get_order(id).await,
             outcome => self.order_answer(outcome).await,
         }
@@ -387,7 +406,7 @@ impl Mirror {
                 ),
             ));
         }
-        self.client()
+        self.writer()?
             .once(&key, &CounterWrite::Delete(id))
             .await
             .map_err(|e| needs_server("Deleting an order", e))?;
@@ -401,7 +420,7 @@ impl Mirror {
         adjustment: NewInventoryAdjustment,
     ) -> Result<InventoryItem> {
         let command = Command::AdjustInventory { pet_id: pet, adjustment };
-        match self.shared().counter(key, command).await? {
+        match self.shared().counter(key, command, self.who.as_deref()).await? {
             Ok(answer) => self.stock_answer(answer.into_item()?).await,
             Err(Queued::Item(item)) => Ok(item),
             Err(other) => Err(unexpected(other)),

@@ -5,6 +5,7 @@
 //! of each thing changed, and nothing is applied twice or missed after a disconnect.
 
 use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
 
 use futures_util::stream::{self, StreamExt};
 
@@ -12,6 +13,7 @@ use super::backoff::{self, Backoff, COPY_SPREAD};
 use super::local::Put;
 use super::status::SyncState;
 use super::take::{PETS_PER_READ, Stop, read_pets, take_in};
+use super::staff::{self, STAFF_READ_EVERY};
 use super::{RETRY_MOST, Shared, replay};
 use crate::Petstore;
 use crate::client::Follower;
@@ -44,8 +46,10 @@ pub(super) async fn run(shared: Shared, origin: String) {
     shared.counts_changed().await;
     let mut follower: Option<Follower> = None;
     let mut backoff = Backoff::new();
+    // When the server's staff were last read: read again at each connection.
+    let mut staff_read: Option<Instant> = None;
     loop {
-        match step(&shared, &mut position, &mut follower).await {
+        match step(&shared, &mut position, &mut follower, &mut staff_read).await {
             Ok(()) => backoff.reset(),
             Err(Stop::Recopy) => {
                 position = None;
@@ -55,6 +59,7 @@ pub(super) async fn run(shared: Shared, origin: String) {
             Err(Stop::Offline(e)) => {
                 shared.went_offline(&e);
                 follower = None;
+                staff_read = None;
                 back_off(&shared, &mut backoff).await;
             }
             Err(Stop::KeyRefused(e)) => {
@@ -95,11 +100,13 @@ async fn wait(shared: &Shared, pause: std::time::Duration) {
     }
 }
 
-/// One round: copy if needed, replay, catch up, then wait for news.
+/// One round: copy if needed, replay, catch up, read the staff when due, then wait for
+/// news (or the next reading of the staff).
 async fn step(
     shared: &Shared,
     position: &mut Option<u64>,
     follower: &mut Option<Follower>,
+    staff_read: &mut Option<Instant>,
 ) -> Result<(), Stop> {
     let at = match *position {
         Some(at) => at,
@@ -114,11 +121,19 @@ async fn step(
     }
     let at = catch_up(shared, at).await?;
     *position = Some(at);
+    if staff_read.is_none_or(|read| read.elapsed() >= STAFF_READ_EVERY) {
+        staff::read_staff(shared).await;
+        *staff_read = Some(Instant::now());
+    }
     shared.set_state(SyncState::Synced);
+    let staff_due = staff_read.map_or(Duration::ZERO, |read| STAFF_READ_EVERY.saturating_sub(read.elapsed()));
     // Wait for news: a change past the mirror's position, or a write to send.
     let follower = follower.get_or_insert_with(|| shared.client.follow(Some(at)));
+    let staff_due = tokio::time::sleep(staff_due);
+    tokio::pin!(staff_due);
     loop {
         tokio::select! {
+            () = &mut staff_due => return Ok(()),
             change = follower.next() => match change {
                 Ok(change) if change.seq <= at => continue,
                 Ok(_) => return Ok(()),

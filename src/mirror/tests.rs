@@ -20,20 +20,20 @@ pub(super) const KEY: &str = "psk_mirror-test-key-0123456789abcdef0123456789";
 pub(super) const SETTLE: Duration = Duration::from_secs(20);
 
 /// A server over `store`; stopping it frees the port for the next start.
-struct Remote {
+pub(super) struct Remote {
     store: Store,
-    addr: SocketAddr,
+    pub(super) addr: SocketAddr,
     stop: Option<(oneshot::Sender<()>, tokio::task::JoinHandle<()>)>,
 }
 
 impl Remote {
-    async fn start(store: Store) -> Self {
+    pub(super) async fn start(store: Store) -> Self {
         let mut remote = Self { store, addr: SocketAddr::from(([127, 0, 0, 1], 0)), stop: None };
         remote.up().await;
         remote
     }
 
-    async fn up(&mut self) {
+    pub(super) async fn up(&mut self) {
         let config = ServerConfig::new(self.addr, KeyRing::from_secrets([KEY]));
         let app = Application::bind(Served::all_of(Arc::new(self.store.clone())), config).await.unwrap();
         self.addr = app.local_addr();
@@ -44,7 +44,7 @@ impl Remote {
         self.stop = Some((stop, served));
     }
 
-    async fn down(&mut self) {
+    pub(super) async fn down(&mut self) {
         if let Some((stop, served)) = self.stop.take() {
             let _ = stop.send(());
             served.await.unwrap();
@@ -420,13 +420,13 @@ async fn a_sale_whose_answer_was_lost_is_queued_even_where_the_mirror_shows_no_s
     // The till's side of the time-outs: both queued, the second with no stock to reserve.
     let local = &mirror.inner.shared.local;
     let (first, _) =
-        local.queue("lost-1".into(), Command::place(order(pets[0], 1, true)), true).await.unwrap();
+        local.queue("lost-1".into(), Command::place(order(pets[0], 1, true)), true, local::Proofs::default()).await.unwrap();
     let (second, _) =
-        local.queue("lost-2".into(), Command::place(order(pets[0], 1, true)), true).await.unwrap();
+        local.queue("lost-2".into(), Command::place(order(pets[0], 1, true)), true, local::Proofs::default()).await.unwrap();
     use super::local::Queued;
     assert!(matches!((&first, &second), (Queued::Order(_), Queued::Order(_))), "{first:?} {second:?}");
     // Sure it never reached the server (a refused connection), the mirror's refusal stands.
-    let sure = local.queue("never-sent".into(), Command::place(order(pets[0], 1, true)), false).await;
+    let sure = local.queue("never-sent".into(), Command::place(order(pets[0], 1, true)), false, local::Proofs::default()).await;
     assert_eq!(sure.unwrap_err().code, ErrorCode::PetNotAvailable);
 
     remote.up().await;

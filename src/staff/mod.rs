@@ -20,6 +20,11 @@ use crate::domain::{
 use crate::engine::{NewSession, NewStaffRow, PinRecord, SessionPurpose, Staff, StaffChange, StoredPin};
 use crate::error::{Error, ErrorCode, Result};
 
+/// The header of a staff member's shift session: `Petstore-Staff: pss_…`.
+pub const STAFF_HEADER: &str = "petstore-staff";
+/// The header of a manager's one-use approval: `Petstore-Approval: pss_…`.
+pub const APPROVAL_HEADER: &str = "petstore-approval";
+
 /// How long a shift's session lasts: a long working day; the till signs out earlier.
 pub const SHIFT_LASTS: Duration = Duration::from_secs(12 * 60 * 60);
 /// How long a manager's approval waits for the one action it lets through.
@@ -146,7 +151,7 @@ fn hashed(token: &str, purpose: Purpose) -> [u8; 32] {
 }
 
 /// A sign-in that worked: the token, shown this once.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SignedIn {
     pub token: String,

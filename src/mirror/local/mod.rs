@@ -11,7 +11,10 @@
 //!   order placed offline became (`outbox.rs`, `provisional.rs`);
 //! - `outbox_sent`: the keys of writes the server has taken, for as long as it keeps them,
 //!   so that a client of the local API sending one again while the server cannot be
-//!   reached gets what the server would answer, not a second sale (`sent.rs`).
+//!   reached gets what the server would answer, not a second sale (`sent.rs`);
+//! - the shop's own `staff` table holds the server's staff with their PIN hashes, for
+//!   signing in while the server cannot be reached (`staff.rs`); the outbox keeps who made
+//!   each write, as proofs for the server.
 //!
 //! Server state comes in as the server gave it (`put.rs`), never through the shop's rules:
 //! the server applied them already. A write taken offline goes through the shop's own
@@ -26,10 +29,11 @@ mod provisional;
 mod put;
 mod schema;
 mod sent;
+mod staff;
 
 use rusqlite::params;
 
-pub(super) use outbox::{Queued, Sent};
+pub(super) use outbox::{Proofs, Queued, Sent};
 pub(super) use put::{Missing, Put};
 #[cfg(test)]
 use schema::MIRROR_SCHEMA_VERSION;

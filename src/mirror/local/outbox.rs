@@ -25,6 +25,15 @@ pub(in crate::mirror) enum Queued {
     Cancelled,
 }
 
+/// Who made a queued write, for the server: the proofs made with the PINs of the person
+/// and the approving manager over its key (`crate::staff::proof`), as the headers carry
+/// them. Empty for a write by a till with no one signed in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(in crate::mirror) struct Proofs {
+    pub staff: Option<String>,
+    pub approval: Option<String>,
+}
+
 /// How the server took a queued write.
 #[derive(Debug, Clone)]
 #[expect(
@@ -52,8 +61,15 @@ impl Local {
         key: String,
         command: Command,
         unsure: bool,
+        proofs: Proofs,
     ) -> Result<(Queued, Command)> {
-        self.store.transact(Some(Change::Orders), move |tx| queue(tx, &key, command, None, unsure)).await
+        self.store
+            .transact(Some(Change::Orders), move |tx| {
+                let queued = queue(tx, &key, command, None, unsure)?;
+                keep_proofs(tx.sql(), &key, &proofs)?;
+                Ok(queued)
+            })
+            .await
     }
 
     /// The server took `command` under `key` straight away (online): remembered as a
@@ -68,12 +84,17 @@ impl Local {
         self.store.transact(None, move |tx| sent::keep(tx.sql(), &key, &command, order_id)).await
     }
 
-    /// The oldest write waiting for the server.
-    pub(in crate::mirror) async fn next_queued(&self) -> Result<Option<OutboxEntry>> {
+    /// The oldest write waiting for the server, and who made it.
+    pub(in crate::mirror) async fn next_queued(&self) -> Result<Option<(OutboxEntry, Proofs)>> {
         self.store
             .read(|c| {
-                let sql = format!("SELECT {ENTRY} FROM outbox WHERE state = 'pending' ORDER BY seq LIMIT 1");
-                Ok(c.prepare_cached(&sql)?.query_row([], entry).optional()?)
+                let sql = format!(
+                    "SELECT {ENTRY}, staff_proof, approval_proof FROM outbox WHERE state = 'pending' ORDER BY seq LIMIT 1"
+                );
+                let row = c.prepare_cached(&sql)?.query_row([], |r| {
+                    Ok((entry(r)?, Proofs { staff: r.get(7)?, approval: r.get(8)? }))
+                });
+                Ok(row.optional()?)
             })
             .await
     }
@@ -167,8 +188,9 @@ impl Local {
 
     /// Sends a write that needs attention again, under a new `key`, at the end of the
     /// queue: its effect is made again here first, so it is refused at once if the mirror
-    /// shows it cannot be done.
-    pub(in crate::mirror) async fn retry(&self, seq: i64, key: String) -> Result<Queued> {
+    /// shows it cannot be done. `proofs` are made over the new key by whoever sends it
+    /// again: it is theirs now.
+    pub(in crate::mirror) async fn retry(&self, seq: i64, key: String, proofs: Proofs) -> Result<Queued> {
         self.store
             .transact(Some(Change::Orders), move |tx| {
                 let entry = find(tx.sql(), seq)?;
@@ -180,7 +202,9 @@ impl Local {
                     Command::PlaceOrder { order_id, .. } => Some(order_id),
                     _ => None,
                 };
-                queue(tx, &key, entry.command, provisional, false).map(|(queued, _)| queued)
+                let (queued, _) = queue(tx, &key, entry.command, provisional, false)?;
+                keep_proofs(tx.sql(), &key, &proofs)?;
+                Ok(queued)
             })
             .await
     }
@@ -345,6 +369,19 @@ fn insert_entry(tx: &Connection, key: &str, command: &Command, pet: Option<PetId
          VALUES (?1, ?2, ?3, ?4, ?5, 'pending', ?6)",
     )?
     .execute(params![key, json, pet, command.order_id(), delta, Timestamp::now()])?;
+    Ok(())
+}
+
+/// Who made the write just queued under `key`. A write queued before under the same key
+/// (sent again) keeps the proofs it had.
+fn keep_proofs(tx: &Connection, key: &str, proofs: &Proofs) -> Result<()> {
+    if proofs.staff.is_none() {
+        return Ok(());
+    }
+    tx.prepare_cached(
+        "UPDATE outbox SET staff_proof = ?2, approval_proof = ?3 WHERE key = ?1 AND staff_proof IS NULL",
+    )?
+    .execute(params![key, proofs.staff, proofs.approval])?;
     Ok(())
 }
 

@@ -7,7 +7,10 @@ use rusqlite::Connection;
 
 use crate::error::{Error, ErrorCode, Result};
 
-const MIGRATIONS: &[&str] = &[include_str!("../../../migrations/mirror/0001_mirror_tables.sql")];
+const MIGRATIONS: &[&str] = &[
+    include_str!("../../../migrations/mirror/0001_mirror_tables.sql"),
+    include_str!("../../../migrations/mirror/0002_outbox_proofs.sql"),
+];
 
 /// The mirror schema version this binary writes.
 pub(crate) const MIRROR_SCHEMA_VERSION: usize = MIGRATIONS.len();

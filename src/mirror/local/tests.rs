@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-use super::{Local, MIRROR_SCHEMA_VERSION, Queued};
+use super::{Local, MIRROR_SCHEMA_VERSION, Proofs, Queued};
 use crate::api::KeyRing;
 use crate::client::{Client, ClientConfig};
 use crate::clock::Clock;
@@ -120,13 +120,13 @@ async fn a_mirror_from_before_the_mirror_had_migrations_is_upgraded_and_keeps_it
     // nothing queued.
     let rex = PetId::try_from(1).unwrap();
     let again = Command::place(parse(&format!(r#"{{"petId": {rex}, "quantity": 1}}"#)));
-    let (answer, _) = local.queue(remembered, again, false).await.unwrap();
+    let (answer, _) = local.queue(remembered, again, false, Proofs::default()).await.unwrap();
     assert!(matches!(&answer, Queued::Order(o) if o.id.get() == 1), "{answer:?}");
     assert_eq!(local.outbox_counts().await.unwrap().pending, 5);
 
     // A new sale offline: numbered after the two the file holds, its stock reserved.
     let sale = Command::place(parse(&format!(r#"{{"petId": {rex}, "quantity": 1}}"#)));
-    let (answer, _) = local.queue("after-the-upgrade".into(), sale, false).await.unwrap();
+    let (answer, _) = local.queue("after-the-upgrade".into(), sale, false, Proofs::default()).await.unwrap();
     assert!(matches!(&answer, Queued::Order(o) if o.id.get() == PROVISIONAL + 2), "{answer:?}");
     assert_eq!(local.store().get_inventory(rex).await.unwrap().quantity, 3);
     assert_eq!(local.outbox_counts().await.unwrap().pending, 6);

@@ -1,0 +1,105 @@
+//! Staff at a till that follows a server, against a real server on loopback: signing in
+//! with the server and, while it is down, against the PIN hashes the mirror keeps; the
+//! sales and approvals taken offline reaching the server as their makers'; a member
+//! deactivated on the server refused at the till once it has heard.
+
+use std::time::Duration;
+
+use super::tests::{Remote, SETTLE, order, parse, shop};
+use super::*;
+use crate::Petstore;
+use crate::client::ClientConfig;
+use crate::domain::*;
+use crate::engine::{Keys, Staff};
+use crate::staff::{Purpose, add_member, change_member};
+use crate::store::Scope;
+
+fn pin(digits: &str) -> Pin {
+    Pin::try_from(digits.to_owned()).unwrap()
+}
+
+/// Adds `name` with `role` and PIN `digits` on the server.
+async fn member(server: &Store, name: &str, role: Role, digits: &str) -> StaffId {
+    let new = NewStaffMember { name: Name::parse(name).unwrap(), role, pin: pin(digits) };
+    add_member(server, new, &Actor::operator()).await.unwrap().id
+}
+
+/// Who the record says made it.
+fn maker(actor: &Option<Actor>) -> (Option<&str>, Option<&str>) {
+    let actor = actor.as_ref().expect("an actor");
+    (actor.staff.as_ref().map(|s| s.name.as_str()), actor.approved_by.as_ref().map(|s| s.name.as_str()))
+}
+
+/// The till as `signed` (and the manager of `approval`).
+fn as_member(signed: &TillSignIn, approval: Option<&TillSignIn>) -> TillActor {
+    TillActor {
+        staff: crate::staff::staff_ref(&signed.staff),
+        approved_by: approval.map(|a| crate::staff::staff_ref(&a.staff)),
+        session: signed.session.clone(),
+        approval: approval.and_then(|a| a.session.clone()),
+        proof_key: signed.proof_key.clone(),
+        approval_key: approval.and_then(|a| a.proof_key.clone()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn staff_sign_in_offline_and_what_they_take_reaches_the_server_as_theirs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, pets) = shop(dir.path(), 2, 10).await;
+    let owner = StaffId::try_from(1).unwrap();
+    let patch = StaffPatch { pin: Some(pin("9999")), ..StaffPatch::default() };
+    change_member(&server, owner, patch, &Actor::operator()).await.unwrap();
+    let ana = member(&server, "Ana", Role::Cashier, "1111").await;
+    let marta = member(&server, "Marta", Role::Manager, "2222").await;
+    let till = server.create_key(Name::parse("till 1").unwrap(), Scope::Till).await.unwrap();
+    let mut remote = Remote::start(server.clone()).await;
+    let config =
+        ClientConfig::default().connect_timeout(Duration::from_millis(500)).request_timeout(Duration::from_secs(2));
+    let client = Client::with_config(&format!("http://{}", remote.addr), till.secret.expose(), config).unwrap();
+    let mirror = Mirror::open(&dir.path().join("mirrors"), client).unwrap();
+    assert!(mirror.settle(SETTLE).await);
+    assert!(mirror.staff_known().await.unwrap());
+    let names: Vec<String> = mirror.list_staff().await.unwrap().iter().map(|m| m.name.to_string()).collect();
+    assert_eq!(names, ["Ana", "Marta", "Owner"]);
+
+    // With the server: its session.
+    let online = mirror.sign_in(ana, Some(pin("1111")), Purpose::Shift).await.unwrap();
+    assert!(online.session.is_some() && online.proof_key.is_some());
+    let sale = mirror.acting(as_member(&online, None)).place_order(order(pets[0], 1, true)).await.unwrap();
+    assert_eq!(maker(&server.get_order(sale.id).await.unwrap().placed_by), (Some("Ana"), None));
+
+    // Without it: the PIN hashes the till keeps, wrong PINs counted here.
+    remote.down().await;
+    let wrong = mirror.sign_in(ana, Some(pin("1112")), Purpose::Shift).await.unwrap_err();
+    assert_eq!(wrong.code, ErrorCode::WrongPin, "{}", wrong.message);
+    let offline = mirror.sign_in(ana, Some(pin("1111")), Purpose::Shift).await.unwrap();
+    assert_eq!((offline.session.as_deref(), offline.staff.id), (None, ana));
+    let approval = mirror.sign_in(marta, Some(pin("2222")), Purpose::Approval).await.unwrap();
+    let by_cashier = mirror.sign_in(ana, Some(pin("1111")), Purpose::Approval).await.unwrap_err();
+    assert_eq!(by_cashier.code, ErrorCode::PermissionDenied);
+
+    let sale = mirror.acting(as_member(&offline, None)).place_order(order(pets[0], 2, true)).await.unwrap();
+    assert!(sale.id.is_provisional());
+    let approved = mirror.acting(as_member(&offline, Some(&approval)));
+    approved.adjust_inventory(pets[1], parse(r#"{"delta": -3, "reason": "broken"}"#)).await.unwrap();
+    assert_eq!(mirror.outbox_counts().await.unwrap().pending, 2);
+
+    remote.up().await;
+    assert!(mirror.settle(SETTLE).await, "{:?}", *mirror.status().borrow());
+    assert_eq!(mirror.outbox_counts().await.unwrap(), OutboxCounts::default(), "{:?}", mirror.outbox().await);
+    let placed = server.get_order(mirror.get_order(sale.id).await.unwrap().id).await.unwrap();
+    assert_eq!(maker(&placed.placed_by), (Some("Ana"), None));
+    let trail = server.list_adjustments(pets[1], Page::new(10, 0).unwrap()).await.unwrap().items;
+    assert_eq!(maker(&trail[0].made_by), (Some("Ana"), Some("Marta")));
+    assert_eq!(server.get_inventory(pets[1]).await.unwrap().quantity, 7);
+
+    // Deactivated on the server: once the till has heard (a sign-in with the server reads
+    // the staff again), refused there even while the server is down.
+    let gone = StaffPatch { active: Some(false), ..StaffPatch::default() };
+    change_member(&server, ana, gone, &Actor::operator()).await.unwrap();
+    mirror.sign_in(marta, Some(pin("2222")), Purpose::Shift).await.unwrap();
+    remote.down().await;
+    let refused = mirror.sign_in(ana, Some(pin("1111")), Purpose::Shift).await.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::StaffInactive, "{}", refused.message);
+    assert!(!mirror.store().get_staff(ana).await.unwrap().active);
+}
