@@ -71,14 +71,17 @@ const SALES = Array.from({ length: 14 }, (_, i) => {
   return salesDay(day, orders, orders + (i % 3), `${orders * 87}.${(i * 7) % 10}0`);
 });
 // The stock history of every pet, newest first, ending at its stock now: a delivery, a
-// damaged one, an order placed and cancelled, a counter sale.
+// damaged one, an order placed and cancelled, a counter sale. Each names who did it, as the
+// app keeps it (the History dialog's By column): Ana at the till, Bea approving her
+// adjustment, nobody for the delivery from before the shop kept staff.
 const history = (petId: number) => {
   const now = stock[petId - 1];
+  const ana = { staff: ref(2) };
   return [
-    stockEntry('counter_sale', -1, now, { orderId: 40 + petId, at: '2026-11-22T11:00:00Z' }),
-    stockEntry('order_cancelled', 2, now + 1, { orderId: 20 + petId, at: '2026-11-22T10:30:00Z' }),
-    stockEntry('order_placed', -2, now - 1, { orderId: 20 + petId, at: '2026-11-22T10:00:00Z' }),
-    stockEntry('adjusted', -1, now + 1, { reason: 'Damaged', at: '2026-11-21T16:00:00Z' }),
+    stockEntry('counter_sale', -1, now, { orderId: 40 + petId, at: '2026-11-22T11:00:00Z', by: ana }),
+    stockEntry('order_cancelled', 2, now + 1, { orderId: 20 + petId, at: '2026-11-22T10:30:00Z', by: ana }),
+    stockEntry('order_placed', -2, now - 1, { orderId: 20 + petId, at: '2026-11-22T10:00:00Z', by: ana }),
+    stockEntry('adjusted', -1, now + 1, { reason: 'Damaged', at: '2026-11-21T16:00:00Z', by: { ...ana, approvedBy: ref(3) } }),
     stockEntry('adjusted', now + 2, now + 2, { reason: 'Delivery received', at: '2026-11-21T09:00:00Z' }),
   ];
 };
