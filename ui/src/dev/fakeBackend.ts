@@ -214,7 +214,11 @@ const ref = (id: number) => {
   const m = STAFF.find((s) => s.id === id)!;
   return { id: m.id, name: m.name, role: m.role };
 };
+// What each is about is named by the screen from the pets, categories and staff; pet 99
+// was deleted since, so it keeps its number.
 const ACTIVITY = [
+  activityEntry(5, 'category_updated', { staff: ref(3) }, { entity: 'category', id: '2' }, null),
+  activityEntry(4, 'pet_deleted', { staff: ref(3) }, { entity: 'pet', id: '99' }, 'Goldie'),
   activityEntry(3, 'stock_counted', { staff: ref(2), approvedBy: ref(3) }, { entity: 'pet', id: '4' }, '12 (was 9)'),
   activityEntry(2, 'order_placed', { staff: ref(2) }, { entity: 'order', id: '6' }, null),
   activityEntry(1, 'signed_in', { staff: ref(2) }, { entity: 'staff', id: '2' }, 'shift'),
