@@ -164,6 +164,23 @@ describe('Inventory screen', () => {
     expect(within(dialog).getByTestId('history-intro')).not.toHaveTextContent('not listed');
   });
 
+  // jsdom lays nothing out: the sizes were measured in the mock build at 960x600 (Chromium
+  // and WebKitGTK), where the wide dialog (46rem) left its five columns 651 px and cut the
+  // By column off behind a sideways scroll; the widest (60rem, the window less its margin)
+  // gives them 861 px. This holds the dialog to that size and its table to a region the
+  // keyboard can still scroll when a long reason or key name needs more.
+  it('History is the widest dialog, its table a region reached by Tab', async () => {
+    backend();
+    render(InventoryScreen);
+    await userEvent.click(await screen.findByTestId('history-1'));
+    const dialog = await screen.findByRole('dialog', { name: 'Stock history of Rex' });
+    expect(dialog).toHaveClass('widest');
+    expect(dialog).not.toHaveClass('wide');
+    const region = within(dialog).getByRole('region', { name: 'History' });
+    expect(region).toHaveAttribute('tabindex', '0');
+    expect(within(region).getByRole('table')).toBeInTheDocument();
+  });
+
   it('searches by name and filters by category through the pets, with each pet’s stock', async () => {
     const b = backend();
     render(InventoryScreen);

@@ -6,7 +6,7 @@ import { render, screen, waitFor, within } from '@testing-library/svelte';
 import userEvent from '@testing-library/user-event';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 
-import { activityEntry, paged, staffMember, stockItem } from '../src/dev/fixtures';
+import { activityEntry, category, paged, pet, staffMember, stockItem } from '../src/dev/fixtures';
 import { mockBackend, reject } from '../src/dev/mockBackend';
 import PinPad from '../src/components/PinPad.svelte';
 import SignInScreen from '../src/components/SignInScreen.svelte';
@@ -202,5 +202,68 @@ describe('the activity log', () => {
         query: { staffId: 3, kind: 'stock_counted', limit: 25, offset: 0 },
       }),
     );
+  });
+
+  it('names what each entry is about, reading only the page’s pets; a deleted pet and an order keep their number', async () => {
+    // 150 categories: the page's (Dogs, 2) is on the first page of the list, so one read.
+    const categories = Array.from({ length: 150 }, (_, i) => category(i + 1, i === 1 ? 'Dogs' : `Category ${i + 1}`, 0));
+    const b = mockBackend({
+      list_staff: () => STAFF,
+      list_activity: () =>
+        paged([
+          activityEntry(6, 'stock_counted', { staff: ANA }, { entity: 'pet', id: '4' }, '12 (was 9)'),
+          activityEntry(5, 'pet_deleted', { staff: ANA }, { entity: 'pet', id: '9' }, null),
+          activityEntry(4, 'pet_updated', { staff: ANA }, { entity: 'pet', id: '4' }, null),
+          activityEntry(3, 'category_updated', { staff: ANA }, { entity: 'category', id: '2' }, null),
+          activityEntry(2, 'staff_updated', { staff: ANA }, { entity: 'staff', id: '3' }, null),
+          activityEntry(1, 'order_placed', { staff: ANA }, { entity: 'order', id: '12' }, null),
+        ]),
+      // Pet 9 was deleted: the app has only Rex (4) of the two asked for.
+      list_pets: ({ query }) => paged([pet(4, 'Rex')].filter((p) => query.ids.includes(p.id))),
+      list_categories: ({ page }) => paged(categories.slice(page.offset, page.offset + page.limit), categories.length),
+    });
+    staff.serving = { staff: ANA, alone: false, remote: false };
+    render(ActivityScreen);
+    await waitFor(() => expect(screen.getAllByTestId('activity-subject')[0]).toHaveTextContent('pet Rex'));
+    await waitFor(() =>
+      expect(screen.getAllByTestId('activity-subject').map((s) => s.textContent)).toEqual([
+        ' · pet Rex',
+        ' · pet 9',
+        ' · pet Rex',
+        ' · category Dogs',
+        ' · staff member Bea',
+        ' · order 12',
+      ]),
+    );
+    // The page's pets, each once, in one call; the category list until Dogs was found.
+    expect(b.argsOf('list_pets')).toHaveLength(1);
+    expect(b.argsOf('list_pets')[0].query).toMatchObject({ ids: [4, 9], limit: 100 });
+    expect(b.argsOf('list_categories')).toEqual([{ page: { limit: 100, offset: 0 } }]);
+  });
+
+  it('keeps the ids where the names cannot be read, and shows the others', async () => {
+    const b = mockBackend({
+      list_staff: () => STAFF,
+      list_activity: () =>
+        paged([
+          activityEntry(3, 'pet_updated', { staff: ANA }, { entity: 'pet', id: '4' }, null),
+          activityEntry(2, 'category_deleted', { staff: ANA }, { entity: 'category', id: '7' }, null),
+          activityEntry(1, 'category_updated', { staff: ANA }, { entity: 'category', id: '1' }, null),
+        ]),
+      list_pets: reject('busy', 'the database is busy', 503),
+      list_categories: ({ page }) => paged([category(1, 'Dogs', 0)].slice(page.offset), 1),
+    });
+    staff.serving = { staff: ANA, alone: false, remote: false };
+    render(ActivityScreen);
+    await waitFor(() =>
+      expect(screen.getAllByTestId('activity-subject').map((s) => s.textContent)).toEqual([
+        ' · pet 4',
+        ' · category 7',
+        ' · category Dogs',
+      ]),
+    );
+    // Category 7 was deleted: the list read to its end, which is one page here.
+    expect(b.argsOf('list_categories')).toEqual([{ page: { limit: 100, offset: 0 } }]);
+    expect(screen.queryByTestId('error-alert')).not.toBeInTheDocument();
   });
 });

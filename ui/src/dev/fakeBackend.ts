@@ -71,14 +71,17 @@ const SALES = Array.from({ length: 14 }, (_, i) => {
   return salesDay(day, orders, orders + (i % 3), `${orders * 87}.${(i * 7) % 10}0`);
 });
 // The stock history of every pet, newest first, ending at its stock now: a delivery, a
-// damaged one, an order placed and cancelled, a counter sale.
+// damaged one, an order placed and cancelled, a counter sale. Each names who did it, as the
+// app keeps it (the History dialog's By column): Ana at the till, Bea approving her
+// adjustment, nobody for the delivery from before the shop kept staff.
 const history = (petId: number) => {
   const now = stock[petId - 1];
+  const ana = { staff: ref(2) };
   return [
-    stockEntry('counter_sale', -1, now, { orderId: 40 + petId, at: '2026-11-22T11:00:00Z' }),
-    stockEntry('order_cancelled', 2, now + 1, { orderId: 20 + petId, at: '2026-11-22T10:30:00Z' }),
-    stockEntry('order_placed', -2, now - 1, { orderId: 20 + petId, at: '2026-11-22T10:00:00Z' }),
-    stockEntry('adjusted', -1, now + 1, { reason: 'Damaged', at: '2026-11-21T16:00:00Z' }),
+    stockEntry('counter_sale', -1, now, { orderId: 40 + petId, at: '2026-11-22T11:00:00Z', by: ana }),
+    stockEntry('order_cancelled', 2, now + 1, { orderId: 20 + petId, at: '2026-11-22T10:30:00Z', by: ana }),
+    stockEntry('order_placed', -2, now - 1, { orderId: 20 + petId, at: '2026-11-22T10:00:00Z', by: ana }),
+    stockEntry('adjusted', -1, now + 1, { reason: 'Damaged', at: '2026-11-21T16:00:00Z', by: { ...ana, approvedBy: ref(3) } }),
     stockEntry('adjusted', now + 2, now + 2, { reason: 'Delivery received', at: '2026-11-21T09:00:00Z' }),
   ];
 };
@@ -211,7 +214,11 @@ const ref = (id: number) => {
   const m = STAFF.find((s) => s.id === id)!;
   return { id: m.id, name: m.name, role: m.role };
 };
+// What each is about is named by the screen from the pets, categories and staff; pet 99
+// was deleted since, so it keeps its number.
 const ACTIVITY = [
+  activityEntry(5, 'category_updated', { staff: ref(3) }, { entity: 'category', id: '2' }, null),
+  activityEntry(4, 'pet_deleted', { staff: ref(3) }, { entity: 'pet', id: '99' }, 'Goldie'),
   activityEntry(3, 'stock_counted', { staff: ref(2), approvedBy: ref(3) }, { entity: 'pet', id: '4' }, '12 (was 9)'),
   activityEntry(2, 'order_placed', { staff: ref(2) }, { entity: 'order', id: '6' }, null),
   activityEntry(1, 'signed_in', { staff: ref(2) }, { entity: 'staff', id: '2' }, 'shift'),
