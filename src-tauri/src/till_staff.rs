@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use petstore::domain::{Actor, Permission, Pin, StaffId, StaffMember, StaffRef, Timestamp};
+use petstore::domain::{Actor, Operation, Pin, StaffId, StaffMember, StaffRef, Timestamp};
 use petstore::engine::Staff;
 use petstore::staff::{Purpose, sign_in, staff_ref, token_hash};
 use petstore::{Database, Error, ErrorCode, Petstore};
@@ -73,7 +73,8 @@ impl Shell {
     /// when their role does not hold it, the manager whose approval is waiting (used up
     /// here, whether or not the manager's role holds it). Refused with
     /// `permission_denied`, naming who and what, otherwise.
-    pub async fn allowed(&self, permission: Permission) -> CommandResult<Actor> {
+    pub async fn allowed(&self, operation: Operation) -> CommandResult<Actor> {
+        let permission = operation.permission();
         let mut actor = self.actor()?;
         if actor.may(permission) {
             return Ok(actor);
@@ -88,11 +89,11 @@ impl Shell {
 
     /// The shop as the signed-in person, once they may do what `permission` allows; in
     /// remote mode the shop the till follows, as its key.
-    pub async fn acting(&self, permission: Permission) -> CommandResult<Arc<dyn Petstore>> {
+    pub async fn acting(&self, operation: Operation) -> CommandResult<Arc<dyn Petstore>> {
         if self.is_remote() {
             return Ok(self.current());
         }
-        let actor = self.allowed(permission).await?;
+        let actor = self.allowed(operation).await?;
         let acting: Arc<dyn Database> = self.backend.local().acting(actor);
         Ok(acting)
     }

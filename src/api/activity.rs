@@ -14,7 +14,7 @@ use super::error::ApiResult;
 use super::extract::Params;
 use super::paging::list_response;
 use super::state::AppState;
-use crate::domain::{ActivityFilter, Permission::ViewActivity, Timestamp};
+use crate::domain::{ActivityFilter, Operation, Timestamp};
 use crate::error::{Error, Result};
 
 pub(super) fn routes(r: Routes) -> Routes {
@@ -24,7 +24,7 @@ pub(super) fn routes(r: Routes) -> Routes {
 const FILTERS: [&str; 4] = ["staffId", "kind", "from", "to"];
 
 async fn list(State(s): State<AppState>, uri: Uri, who: Acting, params: Params) -> ApiResult<Response> {
-    who.may(ViewActivity)?;
+    who.may(Operation::ViewActivity)?;
     params.allow(&[&FILTERS[..], &["limit", "offset"]].concat())?;
     let page = params.page()?;
     let entries = s.staff.get()?.list_activity(filter(&params)?, page).await?;
@@ -32,7 +32,7 @@ async fn list(State(s): State<AppState>, uri: Uri, who: Acting, params: Params) 
 }
 
 async fn csv(State(s): State<AppState>, who: Acting, params: Params) -> ApiResult<Response> {
-    who.may(ViewActivity)?;
+    who.may(Operation::ViewActivity)?;
     params.allow(&FILTERS)?;
     let filter = filter(&params)?;
     let staff = s.staff.shared()?;

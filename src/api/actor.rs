@@ -4,9 +4,10 @@
 //! offline, when no session of the server's could vouch for the person, carries proofs
 //! instead (`Petstore-Staff-Proof`, `Petstore-Approval-Proof`; `crate::staff::proof`),
 //! made with the person's PIN over the write's `Idempotency-Key`. A write handler takes an
-//! [`Acting`], asks it for the shop as that actor for the permission its operation needs
-//! (the one table, `domain::Permission::least_role`), and writes through the handle, so
-//! the engine records who on the record and in the activity log.
+//! [`Acting`], asks it for the shop as that actor for the [`Operation`] it carries out
+//! (whose permission is `Operation::permission`'s, and who holds it the one table's,
+//! `Permission::least_role`), and writes through the handle, so the engine records who on
+//! the record and in the activity log.
 
 use std::sync::Arc;
 
@@ -16,7 +17,7 @@ use axum::http::request::Parts;
 use super::access::{NamedKey, STAFF_HEADER, staff_required};
 use super::error::ApiError;
 use super::state::AppState;
-use crate::domain::{Actor, Permission, StaffId, StaffRef, Timestamp};
+use crate::domain::{Actor, Operation, StaffId, StaffRef, Timestamp};
 use crate::engine::{Database, Staff};
 use crate::error::{Error, ErrorCode, Result};
 use crate::staff::Purpose;
@@ -28,15 +29,15 @@ pub use crate::staff::APPROVAL_HEADER;
 pub(super) struct Acting(pub Actor);
 
 impl Acting {
-    /// The shop as this actor, once the actor may do what `permission` allows.
-    pub(super) fn shop(&self, s: &AppState, permission: Permission) -> Result<Arc<dyn Database>> {
-        self.0.check(permission)?;
+    /// The shop as this actor, once the actor may do `operation`.
+    pub(super) fn shop(&self, s: &AppState, operation: Operation) -> Result<Arc<dyn Database>> {
+        self.0.check(operation.permission())?;
         Ok(s.engine.acting(self.0.clone()))
     }
 
-    /// The actor, once they may do what `permission` allows.
-    pub(super) fn may(self, permission: Permission) -> Result<Actor> {
-        self.0.check(permission)?;
+    /// The actor, once they may do `operation`.
+    pub(super) fn may(self, operation: Operation) -> Result<Actor> {
+        self.0.check(operation.permission())?;
         Ok(self.0)
     }
 }
@@ -157,11 +158,12 @@ async fn proved(s: &AppState, parts: &Parts, name: &str, vouch: Vouch) -> Result
             ),
         ));
     }
-    if matches!(vouch, Vouch::Approved { .. }) && !member.role.may(Permission::Override) {
+    let approving = Operation::Approve.permission();
+    if matches!(vouch, Vouch::Approved { .. }) && !member.role.may(approving) {
         return Err(Error::new(
             ErrorCode::PermissionDenied,
             format!(
-                "{} {} may not approve another person's action: that needs the override permission",
+                "{} {} may not approve another person's action: that needs the {approving} permission",
                 member.role,
                 member.name.as_str()
             ),

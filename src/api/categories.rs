@@ -9,7 +9,7 @@ use super::error::ApiResult;
 use super::extract::{JsonBody, Params, PathId};
 use super::paging::list_response;
 use super::state::AppState;
-use crate::domain::{CategoryId, NewCategory, Permission::EditCatalogue};
+use crate::domain::{CategoryId, NewCategory, Operation};
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.add(Method::GET, "/categories", list)
@@ -31,7 +31,7 @@ async fn create(
     who: Acting,
     JsonBody(new): JsonBody<NewCategory>,
 ) -> ApiResult<Response> {
-    let category = who.shop(&s, EditCatalogue)?.create_category(new).await?;
+    let category = who.shop(&s, Operation::CreateCategory)?.create_category(new).await?;
     Ok(super::created(format!("/categories/{}", category.id), category))
 }
 
@@ -45,7 +45,7 @@ async fn replace(
     who: Acting,
     JsonBody(new): JsonBody<NewCategory>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(who.shop(&s, EditCatalogue)?.replace_category(id, new).await?))
+    Ok(Json(who.shop(&s, Operation::EditCategory)?.replace_category(id, new).await?))
 }
 
 async fn delete(
@@ -53,6 +53,6 @@ async fn delete(
     PathId(id): PathId<CategoryId>,
     who: Acting,
 ) -> ApiResult<StatusCode> {
-    who.shop(&s, EditCatalogue)?.delete_category(id).await?;
+    who.shop(&s, Operation::DeleteCategory)?.delete_category(id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -20,7 +20,7 @@ use super::actor::Acting;
 use super::error::{ApiError, ApiResult};
 use super::extract::{IMPORT_LIMIT, IMPORT_PATH, Params, too_large};
 use super::state::AppState;
-use crate::domain::{ImportRow, read_pets_csv};
+use crate::domain::{ImportRow, Operation, read_pets_csv};
 use crate::error::{Error, ErrorCode};
 
 /// Chunks of the body handed to the parser ahead of it: with hyper's chunks of up to some
@@ -38,7 +38,7 @@ async fn pets(
     who: Acting,
     body: Body,
 ) -> ApiResult<Response> {
-    let by = who.may(crate::domain::Permission::EditCatalogue)?;
+    let by = who.may(Operation::ImportPets)?;
     params.allow(&["createCategories", "dryRun"])?;
     let create_categories = params.one("createCategories")?.unwrap_or(false);
     let dry_run = params.one("dryRun")?.unwrap_or(false);

@@ -13,7 +13,7 @@ use super::state::AppState;
 use serde::Serialize;
 
 use crate::domain::{
-    CounterWrite, InventoryFilter, InventoryUpdate, NewInventoryAdjustment, Page, Paged, Permission, PetId,
+    CounterWrite, InventoryFilter, InventoryUpdate, NewInventoryAdjustment, Operation, Page, Paged, PetId,
 };
 use crate::error::Result;
 
@@ -45,7 +45,7 @@ async fn set(
     who: Acting,
     JsonBody(update): JsonBody<InventoryUpdate>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(who.shop(&s, Permission::CountStock)?.set_inventory(pet, update).await?))
+    Ok(Json(who.shop(&s, Operation::SetStockCount)?.set_inventory(pet, update).await?))
 }
 
 /// With an `Idempotency-Key`, a retry gets the first response again and adjusts nothing.
@@ -56,7 +56,7 @@ async fn adjust(
     who: Acting,
     JsonBody(adjustment): JsonBody<NewInventoryAdjustment>,
 ) -> ApiResult<impl IntoResponse> {
-    let shop = who.shop(&s, Permission::AdjustStock)?;
+    let shop = who.shop(&s, Operation::AdjustStock)?;
     let item = match key.in_window(&s) {
         None => shop.adjust_inventory(pet, adjustment).await?,
         Some((key, now)) => {

@@ -10,7 +10,7 @@ use super::extract::{JsonBody, Params, PathId};
 use super::idempotency::{Idempotency, first_outcome};
 use super::paging::list_response;
 use super::state::AppState;
-use crate::domain::{CounterWrite, NewOrder, OrderFilter, OrderId, OrderPatch, Permission::Sell, Timestamp};
+use crate::domain::{CounterWrite, NewOrder, Operation, OrderFilter, OrderId, OrderPatch, Timestamp};
 use crate::error::Error;
 
 /// Says that an order a till accepted is queued there, not yet on its server.
@@ -47,7 +47,7 @@ async fn place(
     who: Acting,
     JsonBody(new): JsonBody<NewOrder>,
 ) -> ApiResult<Response> {
-    let shop = who.shop(&s, Sell)?;
+    let shop = who.shop(&s, Operation::PlaceOrder)?;
     check_till_time("placedAt", new.placed_at, s.clock.now(), s.idempotency_window)?;
     let _turn = s.replay_turn(new.placed_at).await;
     let order = match key.in_window(&s) {
@@ -115,7 +115,7 @@ async fn update(
 ) -> ApiResult<impl IntoResponse> {
     // Reopening a completed order needs more (`reopen_orders`): the order's plan decides
     // it, and the engine asks the actor inside the write, against the order as it is.
-    let shop = who.shop(&s, Sell)?;
+    let shop = who.shop(&s, Operation::ChangeOrder)?;
     if patch.completed_at.is_some() && patch.complete != Some(true) {
         return Err(
             Error::validation("completedAt goes with complete: true (when the till completed it)").into()
@@ -141,7 +141,7 @@ async fn cancel(
     key: Idempotency,
     who: Acting,
 ) -> ApiResult<impl IntoResponse> {
-    let shop = who.shop(&s, Sell)?;
+    let shop = who.shop(&s, Operation::CancelOrder)?;
     let order = match key.in_window(&s) {
         None => shop.cancel_order(id).await?,
         Some((key, now)) => {
@@ -159,7 +159,7 @@ async fn delete(
     key: Idempotency,
     who: Acting,
 ) -> ApiResult<StatusCode> {
-    let shop = who.shop(&s, Sell)?;
+    let shop = who.shop(&s, Operation::DeleteOrder)?;
     match key.in_window(&s) {
         None => shop.delete_order(id).await?,
         Some((key, now)) => {

@@ -9,7 +9,7 @@ use super::error::ApiResult;
 use super::extract::{JsonBody, Params, PathId};
 use super::paging::list_response;
 use super::state::AppState;
-use crate::domain::{NewPet, Permission::EditCatalogue, PetFilter, PetId, PetPatch};
+use crate::domain::{NewPet, Operation, PetFilter, PetId, PetPatch};
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.add(Method::GET, "/pets", list)
@@ -41,7 +41,7 @@ async fn create(
     who: Acting,
     JsonBody(new): JsonBody<NewPet>,
 ) -> ApiResult<Response> {
-    let pet = who.shop(&s, EditCatalogue)?.create_pet(new).await?;
+    let pet = who.shop(&s, Operation::CreatePet)?.create_pet(new).await?;
     Ok(super::created(format!("/pets/{}", pet.id), pet))
 }
 
@@ -55,7 +55,7 @@ async fn replace(
     who: Acting,
     JsonBody(new): JsonBody<NewPet>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(who.shop(&s, EditCatalogue)?.replace_pet(id, new).await?))
+    Ok(Json(who.shop(&s, Operation::EditPet)?.replace_pet(id, new).await?))
 }
 
 async fn update(
@@ -64,10 +64,10 @@ async fn update(
     who: Acting,
     JsonBody(patch): JsonBody<PetPatch>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(who.shop(&s, EditCatalogue)?.update_pet(id, patch).await?))
+    Ok(Json(who.shop(&s, Operation::EditPet)?.update_pet(id, patch).await?))
 }
 
 async fn delete(State(s): State<AppState>, PathId(id): PathId<PetId>, who: Acting) -> ApiResult<StatusCode> {
-    who.shop(&s, EditCatalogue)?.delete_pet(id).await?;
+    who.shop(&s, Operation::DeletePet)?.delete_pet(id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -8,7 +8,7 @@ use super::actor::Acting;
 use super::error::ApiResult;
 use super::extract::JsonBody;
 use super::state::AppState;
-use crate::domain::{Permission, ShopSettings};
+use crate::domain::{Operation, ShopSettings};
 
 pub(super) fn routes(r: Routes) -> Routes {
     r.add(Method::GET, "/store/settings", get).add(Method::PUT, "/store/settings", put)
@@ -23,5 +23,5 @@ async fn put(
     who: Acting,
     JsonBody(settings): JsonBody<ShopSettings>,
 ) -> ApiResult<impl IntoResponse> {
-    Ok(Json(who.shop(&s, Permission::ChangeSettings)?.put_settings(settings).await?))
+    Ok(Json(who.shop(&s, Operation::ChangeShopSettings)?.put_settings(settings).await?))
 }

@@ -15,9 +15,7 @@ use super::actor::{Acting, find};
 use super::error::{ApiError, ApiResult};
 use super::extract::{JsonBody, PathId};
 use super::state::AppState;
-use crate::domain::{
-    Actor, NewStaffMember, Permission::ManageStaff, Pin, StaffId, StaffMember, StaffPatch, Timestamp,
-};
+use crate::domain::{Actor, NewStaffMember, Operation, Pin, StaffId, StaffMember, StaffPatch, Timestamp};
 use crate::error::ErrorCode;
 use crate::staff::{Purpose, add_member, change_member, learn_proof_key, sign_in};
 
@@ -41,7 +39,7 @@ async fn create(
     who: Acting,
     JsonBody(new): JsonBody<NewStaffMember>,
 ) -> ApiResult<Response> {
-    let by = who.may(ManageStaff)?;
+    let by = who.may(Operation::AddStaff)?;
     let member = add_member(s.staff.get()?, new, &by).await?;
     Ok(super::created(format!("/staff/{}", member.id), member))
 }
@@ -77,7 +75,7 @@ async fn update(
     who: Acting,
     JsonBody(patch): JsonBody<StaffPatch>,
 ) -> ApiResult<impl IntoResponse> {
-    let by = who.may(ManageStaff)?;
+    let by = who.may(Operation::ChangeStaff)?;
     Ok(Json(change_member(s.staff.get()?, id, patch, &by).await?))
 }
 

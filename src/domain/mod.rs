@@ -14,6 +14,7 @@ mod ids;
 mod import;
 mod inventory;
 mod money;
+mod operation;
 mod order;
 pub mod order_plan;
 mod outbox;
@@ -48,6 +49,7 @@ pub use inventory::{
     StockLevel,
 };
 pub use money::{Money, Price};
+pub use operation::Operation;
 pub use order::{NewOrder, Order, OrderFilter, OrderPatch, Quantity, shipped_at};
 pub use outbox::{
     Command, OutboxCounts, OutboxEntry, OutboxState, PROVISIONAL_ORDER_IDS, REPLAYED_AFTER, is_replayed,

@@ -14,8 +14,8 @@ use super::status_rules::{
 };
 use super::stock_plan::{PetStock, StockChange};
 use super::{
-    Actor, AuditRecord, NewOrder, Order, OrderId, OrderPatch, Permission, PetId, PetStatus, Price, Timestamp,
-    fold, shipped_at,
+    Actor, AuditRecord, NewOrder, Operation, Order, OrderId, OrderPatch, Permission, PetId, PetStatus, Price,
+    Timestamp, fold, shipped_at,
 };
 use crate::error::{Error, ErrorCode, Result};
 
@@ -110,7 +110,7 @@ pub struct OrderPlan {
     /// A deletion: the row stays, stamped, for the shop's records.
     pub deleted_at: Option<Timestamp>,
     /// What the change needs the person making it to be allowed beyond selling: reopening
-    /// a completed order takes back completed work ([`Permission::ReopenOrders`]).
+    /// a completed order takes back completed work ([`Operation::ReopenOrder`]).
     pub needs: Option<Permission>,
     /// The activity log's entry, when [`plan_by`] made the plan and the change writes.
     pub activity: Option<NewActivity>,
@@ -218,7 +218,7 @@ fn update(order: Order, patch: &OrderPatch, pet: Option<&PetStock>, now: Timesta
         return Ok(OrderPlan {
             stock: Some(stock),
             writes_order: true,
-            needs: Some(Permission::ReopenOrders),
+            needs: Some(Operation::ReopenOrder.permission()),
             ..OrderPlan::unchanged(order)
         });
     }

@@ -60,8 +60,10 @@ impl FromStr for Role {
 }
 
 /// What a write needs the person making it to be allowed. The table below
-/// ([`Permission::least_role`]) is the only place that says who may: the API, the app's
-/// commands and the till's mirror all ask it, and the contract documents it.
+/// ([`Permission::least_role`]) is the only place that says who may, as
+/// [`Operation::permission`](super::Operation::permission) is the only one that says which
+/// permission each operation needs: the API, the app's commands and the till's mirror all
+/// ask them, and the contract documents the table.
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -14,7 +14,7 @@ use argon2::{Algorithm, Argon2, Params, Version};
 use serde::Serialize;
 
 use crate::domain::{
-    Actor, NewStaffMember, Permission, Pin, StaffId, StaffMember, StaffPatch, StaffRef, Timestamp,
+    Actor, NewStaffMember, Operation, Pin, StaffId, StaffMember, StaffPatch, StaffRef, Timestamp,
     WRONG_PIN_DELAY, may_add_staff,
 };
 use crate::engine::{NewSession, NewStaffRow, PinRecord, SessionPurpose, Staff, StaffChange, StoredPin};
@@ -241,14 +241,15 @@ pub async fn sign_in(
         return Err(refusal);
     }
     let as_member = Actor { staff: Some(staff_ref(member)), approved_by: None, key: key.key.clone() };
-    if purpose == Purpose::Approval && !member.role.may(Permission::Override) {
+    let approving = Operation::Approve.permission();
+    if purpose == Purpose::Approval && !member.role.may(approving) {
         return Err(Error::new(
             ErrorCode::PermissionDenied,
             format!(
-                "{} {name} may not approve another person's action: that needs the override \
+                "{} {name} may not approve another person's action: that needs the {approving} \
                  permission ({} or above)",
                 member.role,
-                Permission::Override.least_role()
+                approving.least_role()
             ),
         )
         .into());

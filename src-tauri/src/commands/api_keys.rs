@@ -3,7 +3,7 @@
 //! to, because the local API always serves the local store; a remote server's keys are
 //! managed on that server with `petstore-server keys`.
 
-use petstore::domain::Name;
+use petstore::domain::{Name, Operation};
 use petstore::engine::Keys;
 use petstore::store::{IssuedKey, KeyInfo, Scope};
 use tauri::State;
@@ -25,23 +25,23 @@ pub async fn create_api_key(
     name: Input<Name>,
     scope: Input<Scope>,
 ) -> CommandResult<IssuedKey> {
-    Ok(keys(&shell).await?.create_key(name.0, scope.0).await?)
+    Ok(keys(&shell, Operation::CreateKey).await?.create_key(name.0, scope.0).await?)
 }
 
 /// Revokes a key; requests carrying it are refused from the next one on.
 #[tauri::command]
 pub async fn revoke_api_key(shell: State<'_, Shell>, name: Input<String>) -> CommandResult<KeyInfo> {
-    Ok(keys(&shell).await?.revoke_key(&name.0).await?)
+    Ok(keys(&shell, Operation::RevokeKey).await?.revoke_key(&name.0).await?)
 }
 
 /// A new secret for a key, same name and scope; the old secret stops working at once.
 #[tauri::command]
 pub async fn rotate_api_key(shell: State<'_, Shell>, name: Input<String>) -> CommandResult<IssuedKey> {
-    Ok(keys(&shell).await?.rotate_key(&name.0).await?)
+    Ok(keys(&shell, Operation::RotateKey).await?.rotate_key(&name.0).await?)
 }
 
-/// This computer's keys as the signed-in person, once they may manage keys.
-async fn keys(shell: &Shell) -> CommandResult<std::sync::Arc<dyn Keys>> {
-    let actor = shell.allowed(petstore::domain::Permission::ManageKeys).await?;
+/// This computer's keys as the signed-in person, once they may do `operation`.
+async fn keys(shell: &Shell, operation: Operation) -> CommandResult<std::sync::Arc<dyn Keys>> {
+    let actor = shell.allowed(operation).await?;
     Ok(shell.backend().local().keys_acting(actor))
 }

@@ -1,4 +1,4 @@
-use petstore::domain::{Category, CategoryId, NewCategory, Paged, Permission::EditCatalogue};
+use petstore::domain::{Category, CategoryId, NewCategory, Operation, Paged};
 use tauri::State;
 
 use super::PageQuery;
@@ -20,7 +20,7 @@ pub async fn create_category(
     shell: State<'_, Shell>,
     category: Input<NewCategory>,
 ) -> CommandResult<Category> {
-    Ok(shell.acting(EditCatalogue).await?.create_category(category.0).await?)
+    Ok(shell.acting(Operation::CreateCategory).await?.create_category(category.0).await?)
 }
 
 #[tauri::command]
@@ -29,10 +29,10 @@ pub async fn replace_category(
     id: Input<CategoryId>,
     category: Input<NewCategory>,
 ) -> CommandResult<Category> {
-    Ok(shell.acting(EditCatalogue).await?.replace_category(id.0, category.0).await?)
+    Ok(shell.acting(Operation::EditCategory).await?.replace_category(id.0, category.0).await?)
 }
 
 #[tauri::command]
 pub async fn delete_category(shell: State<'_, Shell>, id: Input<CategoryId>) -> CommandResult<()> {
-    Ok(shell.acting(EditCatalogue).await?.delete_category(id.0).await?)
+    Ok(shell.acting(Operation::DeleteCategory).await?.delete_category(id.0).await?)
 }

@@ -130,7 +130,7 @@ pub async fn import_pets_csv(
     let imports: std::sync::Arc<dyn petstore::Imports> = match shell.backend().target() {
         // Written as the person signed in, once they may edit the catalogue.
         crate::Target::Local => {
-            let actor = shell.allowed(petstore::domain::Permission::EditCatalogue).await?;
+            let actor = shell.allowed(petstore::domain::Operation::ImportPets).await?;
             petstore::Imports::imports_acting(shell.backend().local(), actor)
         }
         crate::Target::Remote { .. } => served(&shell)?.imports.shared()?,

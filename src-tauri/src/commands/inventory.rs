@@ -1,6 +1,6 @@
 use petstore::domain::{
-    InventoryAdjustment, InventoryFilter, InventoryItem, InventoryUpdate, NewInventoryAdjustment, Paged,
-    Permission, PetId, PetStatus, StockEntry,
+    InventoryAdjustment, InventoryFilter, InventoryItem, InventoryUpdate, NewInventoryAdjustment, Operation,
+    Paged, PetId, PetStatus, StockEntry,
 };
 use serde::Deserialize;
 use tauri::State;
@@ -43,7 +43,7 @@ pub async fn set_inventory(
     pet_id: Input<PetId>,
     update: Input<InventoryUpdate>,
 ) -> CommandResult<InventoryItem> {
-    Ok(shell.acting(Permission::CountStock).await?.set_inventory(pet_id.0, update.0).await?)
+    Ok(shell.acting(Operation::SetStockCount).await?.set_inventory(pet_id.0, update.0).await?)
 }
 
 #[tauri::command]
@@ -52,7 +52,7 @@ pub async fn adjust_inventory(
     pet_id: Input<PetId>,
     adjustment: Input<NewInventoryAdjustment>,
 ) -> CommandResult<InventoryItem> {
-    Ok(shell.acting(Permission::AdjustStock).await?.adjust_inventory(pet_id.0, adjustment.0).await?)
+    Ok(shell.acting(Operation::AdjustStock).await?.adjust_inventory(pet_id.0, adjustment.0).await?)
 }
 
 #[tauri::command]

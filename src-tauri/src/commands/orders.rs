@@ -1,6 +1,4 @@
-use petstore::domain::{
-    Name, NewOrder, Order, OrderFilter, OrderId, OrderPatch, Paged, Permission::Sell, PetId,
-};
+use petstore::domain::{Name, NewOrder, Operation, Order, OrderFilter, OrderId, OrderPatch, Paged, PetId};
 use serde::Deserialize;
 use std::sync::Arc;
 
@@ -56,7 +54,7 @@ pub async fn place_order<R: Runtime>(
     alerts: State<'_, Arc<LowStockAlerts>>,
     order: Input<NewOrder>,
 ) -> CommandResult<Order> {
-    let store = shell.acting(Sell).await?;
+    let store = shell.acting(Operation::PlaceOrder).await?;
     let placed = store.place_order(order.0).await?;
     alerts.after_sale(&app, store, placed.pet_id);
     Ok(placed)
@@ -72,7 +70,7 @@ pub async fn update_order<R: Runtime>(
     id: Input<OrderId>,
     patch: Input<OrderPatch>,
 ) -> CommandResult<Order> {
-    let store = shell.acting(Sell).await?;
+    let store = shell.acting(Operation::ChangeOrder).await?;
     let more = patch.0.quantity.is_some();
     let order = store.update_order(id.0, patch.0).await?;
     if more {
@@ -84,6 +82,6 @@ pub async fn update_order<R: Runtime>(
 /// Cancels an open order: its stock returns, and the order is kept (the Cancelled tab).
 #[tauri::command]
 pub async fn cancel_order(shell: State<'_, Shell>, id: Input<OrderId>) -> CommandResult<()> {
-    shell.acting(Sell).await?.cancel_order(id.0).await?;
+    shell.acting(Operation::CancelOrder).await?.cancel_order(id.0).await?;
     Ok(())
 }

@@ -1,7 +1,6 @@
 use petstore::ErrorCode;
 use petstore::domain::{
-    CategoryId, Name, NewPet, Paged, Permission::EditCatalogue, Pet, PetFilter, PetId, PetPatch, PetSort,
-    PetStatus, Sku,
+    CategoryId, Name, NewPet, Operation, Paged, Pet, PetFilter, PetId, PetPatch, PetSort, PetStatus, Sku,
 };
 use serde::{Deserialize, Serialize};
 use tauri::State;
@@ -113,7 +112,7 @@ pub async fn list_pet_rows(shell: State<'_, Shell>, query: Input<PetQuery>) -> C
 
 #[tauri::command]
 pub async fn create_pet(shell: State<'_, Shell>, pet: Input<NewPet>) -> CommandResult<Pet> {
-    Ok(shell.acting(EditCatalogue).await?.create_pet(pet.0).await?)
+    Ok(shell.acting(Operation::CreatePet).await?.create_pet(pet.0).await?)
 }
 
 #[tauri::command]
@@ -127,7 +126,7 @@ pub async fn replace_pet(
     id: Input<PetId>,
     pet: Input<NewPet>,
 ) -> CommandResult<Pet> {
-    Ok(shell.acting(EditCatalogue).await?.replace_pet(id.0, pet.0).await?)
+    Ok(shell.acting(Operation::EditPet).await?.replace_pet(id.0, pet.0).await?)
 }
 
 #[tauri::command]
@@ -136,10 +135,10 @@ pub async fn update_pet(
     id: Input<PetId>,
     patch: Input<PetPatch>,
 ) -> CommandResult<Pet> {
-    Ok(shell.acting(EditCatalogue).await?.update_pet(id.0, patch.0).await?)
+    Ok(shell.acting(Operation::EditPet).await?.update_pet(id.0, patch.0).await?)
 }
 
 #[tauri::command]
 pub async fn delete_pet(shell: State<'_, Shell>, id: Input<PetId>) -> CommandResult<()> {
-    Ok(shell.acting(EditCatalogue).await?.delete_pet(id.0).await?)
+    Ok(shell.acting(Operation::DeletePet).await?.delete_pet(id.0).await?)
 }

@@ -1,3 +1,4 @@
+use petstore::domain::Operation;
 use tauri::{AppHandle, Runtime, State};
 
 use crate::error::{CommandError, CommandResult};
@@ -20,7 +21,7 @@ pub async fn save_settings<R: Runtime>(
     shell: State<'_, Shell>,
     settings: Input<SettingsInput>,
 ) -> CommandResult<SettingsView> {
-    shell.allowed(petstore::domain::Permission::ChangeSettings).await?;
+    shell.allowed(Operation::ChangeTillSettings).await?;
     shell.save_settings(&app, settings.0).await
 }
 
@@ -44,14 +45,14 @@ pub async fn get_status(shell: State<'_, Shell>) -> CommandResult<Status> {
 /// manage keys is shown it, or the role checks could be gone round through the local API.
 #[tauri::command]
 pub async fn get_local_api_key(shell: State<'_, Shell>) -> CommandResult<String> {
-    shell.allowed(petstore::domain::Permission::ManageKeys).await?;
+    shell.allowed(Operation::ShowLocalApiKey).await?;
     shell.local_api().key().map_err(CommandError::internal)
 }
 
 /// A new local API key; the old one stops working at once.
 #[tauri::command]
 pub async fn regenerate_local_api_key(shell: State<'_, Shell>) -> CommandResult<String> {
-    shell.allowed(petstore::domain::Permission::ManageKeys).await?;
+    shell.allowed(Operation::RegenerateLocalApiKey).await?;
     let key = shell.local_api().new_key().map_err(CommandError::internal)?;
     if shell.local_api().status().enabled {
         shell.restart_local_api().await;

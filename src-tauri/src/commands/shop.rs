@@ -2,7 +2,7 @@
 //! zone, low-stock level) and the sales report. Both go to the shop the window shows.
 
 use chrono::NaiveDate;
-use petstore::domain::{DayRange, Permission, SalesDay, ShopSettings};
+use petstore::domain::{DayRange, Operation, SalesDay, ShopSettings};
 use tauri::State;
 
 use crate::error::{CommandError, CommandResult};
@@ -19,7 +19,7 @@ pub async fn save_shop_settings(
     shell: State<'_, Shell>,
     settings: Input<ShopSettings>,
 ) -> CommandResult<ShopSettings> {
-    Ok(shell.acting(Permission::ChangeSettings).await?.put_settings(settings.0).await?)
+    Ok(shell.acting(Operation::ChangeShopSettings).await?.put_settings(settings.0).await?)
 }
 
 /// A row per day from `from` to `to` (inclusive, `YYYY-MM-DD`, at most 366 days).

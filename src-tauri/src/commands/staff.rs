@@ -1,13 +1,14 @@
 //! Staff at the till (local mode: the app's own store keeps them): who is serving, signing
 //! in and out (the till's lock), a manager's approval of one refused action, managing the
 //! staff (owners only), the activity log and its CSV file, and how long the till waits
-//! idle before it locks. The sign-in itself is `petstore::staff`'s; the permission each
-//! command needs is the one table's (`domain::Permission`), checked here in Rust.
+//! idle before it locks. The sign-in itself is `petstore::staff`'s; each command names its
+//! `domain::Operation`, whose permission the signed-in person's role is checked against
+//! here in Rust.
 
 use std::sync::Arc;
 
 use petstore::domain::{
-    ActivityEntry, ActivityFilter, ActivityKind, Name, NewStaffMember, Paged, Permission, Pin, Role, StaffId,
+    ActivityEntry, ActivityFilter, ActivityKind, Name, NewStaffMember, Operation, Paged, Pin, Role, StaffId,
     StaffMember, StaffPatch, StaffRef, Timestamp,
 };
 use petstore::engine::Staff;
@@ -99,7 +100,7 @@ pub async fn create_staff(
     member: Input<NewStaffInput>,
 ) -> CommandResult<StaffMember> {
     let store = shell.local_staff()?;
-    let by = shell.allowed(Permission::ManageStaff).await?;
+    let by = shell.allowed(Operation::AddStaff).await?;
     let NewStaffInput { name, role, pin } = member.0;
     Ok(add_member(store, NewStaffMember { name, role, pin }, &by).await?)
 }
@@ -113,7 +114,7 @@ pub async fn update_staff(
     patch: Input<StaffPatchInput>,
 ) -> CommandResult<StaffMember> {
     let store = shell.local_staff()?;
-    let by = shell.allowed(Permission::ManageStaff).await?;
+    let by = shell.allowed(Operation::ChangeStaff).await?;
     let StaffPatchInput { name, role, pin, active } = patch.0;
     let changed = change_member(store, staff_id.0, StaffPatch { name, role, pin, active }, &by).await?;
     shell.refresh_serving(&changed).await;
@@ -155,7 +156,7 @@ pub async fn list_activity(
     query: Input<ActivityQuery>,
 ) -> CommandResult<Paged<ActivityEntry>> {
     let store = shell.local_staff()?;
-    shell.allowed(Permission::ViewActivity).await?;
+    shell.allowed(Operation::ViewActivity).await?;
     Ok(store.list_activity(query.0.filter(), query.0.page.parse()?).await?)
 }
 
@@ -169,7 +170,7 @@ pub async fn export_activity_csv(
 ) -> CommandResult<u64> {
     let path = super::files::file_path(&path.0)?;
     let store = shell.local_staff()?.clone();
-    shell.allowed(Permission::ViewActivity).await?;
+    shell.allowed(Operation::ViewActivity).await?;
     let staff: Arc<dyn Staff> = Arc::new(store);
     super::files::write_csv(&path, petstore::exports::activity_csv(staff, query.0.filter())).await
 }
@@ -211,7 +212,7 @@ pub async fn save_till_lock<R: Runtime>(
     if lock.0.idle_minutes > 24 * 60 {
         return Err(CommandError::validation("idleMinutes must be at most 1440 (a day); 0 never locks"));
     }
-    shell.allowed(Permission::ChangeSettings).await?;
+    shell.allowed(Operation::ChangeTillSettings).await?;
     persist::save_value(&app, shell.dir(), TILL_LOCK, Some(serde_json::json!(lock.0)))?;
     Ok(lock.0)
 }
