@@ -16,7 +16,7 @@ use petstore_desktop::commands::files::{ExportKind, FileChoice};
 use petstore_desktop::commands::inventory::InventoryQuery;
 use petstore_desktop::commands::orders::OrderQuery;
 use petstore_desktop::commands::pets::{PetQuery, PetRow};
-use petstore_desktop::commands::staff::{ActivityQuery, NewStaffInput, StaffPatchInput, TillLock};
+use petstore_desktop::commands::staff::{ActivityQuery, TillLock};
 use petstore_desktop::commands::updates::UpdateSettings;
 use petstore_desktop::updates::UpdateOffer;
 use petstore_desktop::*;
@@ -89,8 +89,8 @@ fn export_all(dir: &Path) {
         Subject,
         Paged<ActivityEntry>,
         Serving,
-        NewStaffInput,
-        StaffPatchInput,
+        NewStaffMember,
+        StaffPatch,
         ActivityQuery,
         TillLock,
     );

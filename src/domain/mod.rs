@@ -75,7 +75,8 @@ pub use text::{
 pub use time::Timestamp;
 
 /// The validated newtypes are a plain number or string on the wire, and so in TypeScript.
-/// Written by hand because deriving would trip over their `serde(try_from)`.
+/// Written by hand because deriving would trip over their `serde(try_from)` (and a `Pin`
+/// is only ever read, never written, so it has no `Serialize` to derive from).
 #[cfg(feature = "ts")]
 macro_rules! ts_as {
     ($($ty:ty => $ts:literal),* $(,)?) => {$(
@@ -99,7 +100,7 @@ ts_as! {
     Quantity => "number", StockLevel => "number", Delta => "number",
     Name => "string", Reason => "string", Description => "string", Timestamp => "string",
     Money => "string", Price => "string", Sku => "string", Phone => "string",
-    Currency => "string", TimeZone => "string", LowStockBelow => "number",
+    Currency => "string", TimeZone => "string", LowStockBelow => "number", Pin => "string",
 }
 
 /// Deserializes a field that distinguishes "absent" (outer `None`, via `#[serde(default)]`)

@@ -227,7 +227,8 @@ pub struct StaffCredential {
     pub pin_hash: Option<String>,
 }
 
-/// `POST /staff`: a new staff member, with a PIN.
+/// `POST /staff` (and the app's `create_staff`): a new staff member, with a PIN.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NewStaffMember {
@@ -236,17 +237,22 @@ pub struct NewStaffMember {
     pub pin: Pin,
 }
 
-/// `PATCH /staff/{id}`: what changes; absent fields stay.
+/// `PATCH /staff/{id}` (and the app's `update_staff`): what changes; absent fields stay.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct StaffPatch {
+    #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default, deserialize_with = "super::not_null")]
     pub name: Option<Name>,
+    #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default, deserialize_with = "super::not_null")]
     pub role: Option<Role>,
     /// A new PIN; setting one also ends a lockout.
+    #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default, deserialize_with = "super::not_null")]
     pub pin: Option<Pin>,
+    #[cfg_attr(feature = "ts", ts(optional))]
     #[serde(default, deserialize_with = "super::not_null")]
     pub active: Option<bool>,
 }

@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use petstore::domain::{
-    ActivityEntry, ActivityFilter, ActivityKind, Name, NewStaffMember, Operation, Paged, Pin, Role, StaffId,
-    StaffMember, StaffPatch, StaffRef, Timestamp,
+    ActivityEntry, ActivityFilter, ActivityKind, NewStaffMember, Operation, Paged, Pin, StaffId, StaffMember,
+    StaffPatch, StaffRef, Timestamp,
 };
 use petstore::engine::Staff;
 use petstore::staff::{add_member, change_member};
@@ -64,45 +64,14 @@ pub async fn approve(
     shell.approve(staff_id.0, pin.0).await
 }
 
-/// A new staff member, as Settings adds them.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct NewStaffInput {
-    pub name: Name,
-    pub role: Role,
-    #[cfg_attr(feature = "ts", ts(type = "string"))]
-    pub pin: Pin,
-}
-
-/// A change to a member; absent fields stay.
-#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct StaffPatchInput {
-    #[cfg_attr(feature = "ts", ts(optional))]
-    #[serde(default)]
-    pub name: Option<Name>,
-    #[cfg_attr(feature = "ts", ts(optional))]
-    #[serde(default)]
-    pub role: Option<Role>,
-    #[cfg_attr(feature = "ts", ts(optional, type = "string"))]
-    #[serde(default)]
-    pub pin: Option<Pin>,
-    #[cfg_attr(feature = "ts", ts(optional))]
-    #[serde(default)]
-    pub active: Option<bool>,
-}
-
 #[tauri::command]
 pub async fn create_staff(
     shell: State<'_, Shell>,
-    member: Input<NewStaffInput>,
+    member: Input<NewStaffMember>,
 ) -> CommandResult<StaffMember> {
     let store = shell.local_staff()?;
     let by = shell.allowed(Operation::AddStaff).await?;
-    let NewStaffInput { name, role, pin } = member.0;
-    Ok(add_member(store, NewStaffMember { name, role, pin }, &by).await?)
+    Ok(add_member(store, member.0, &by).await?)
 }
 
 /// Changes a member's name, role, PIN (which also ends a lockout) or whether they are
@@ -111,12 +80,11 @@ pub async fn create_staff(
 pub async fn update_staff(
     shell: State<'_, Shell>,
     staff_id: Input<StaffId>,
-    patch: Input<StaffPatchInput>,
+    patch: Input<StaffPatch>,
 ) -> CommandResult<StaffMember> {
     let store = shell.local_staff()?;
     let by = shell.allowed(Operation::ChangeStaff).await?;
-    let StaffPatchInput { name, role, pin, active } = patch.0;
-    let changed = change_member(store, staff_id.0, StaffPatch { name, role, pin, active }, &by).await?;
+    let changed = change_member(store, staff_id.0, patch.0, &by).await?;
     shell.refresh_serving(&changed).await;
     Ok(changed)
 }

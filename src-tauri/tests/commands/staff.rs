@@ -160,6 +160,10 @@ fn an_owner_manages_staff_and_a_deactivated_member_is_signed_out() {
     let short =
         app.fails("create_staff", json!({ "member": { "name": "Cy", "role": "cashier", "pin": "12" } }));
     assert_eq!(short["code"], "validation_failed", "{short}");
+    // The app reads the API's own request types: a `null` field is refused, as the API
+    // refuses it, never read as "leave it".
+    let nulled = app.fails("update_staff", json!({ "staffId": ana, "patch": { "role": null } }));
+    assert_eq!(nulled["code"], "validation_failed", "{nulled}");
 
     sign_in(&app, ana, "1111");
     sign_in(&app, bea, "2222");

@@ -39,10 +39,10 @@ import type { UpdateOffer } from './bindings/UpdateOffer';
 import type { UpdateSettings } from './bindings/UpdateSettings';
 import type { ActivityEntry } from './bindings/ActivityEntry';
 import type { ActivityQuery } from './bindings/ActivityQuery';
-import type { NewStaffInput } from './bindings/NewStaffInput';
+import type { NewStaffMember } from './bindings/NewStaffMember';
 import type { Serving } from './bindings/Serving';
 import type { StaffMember } from './bindings/StaffMember';
-import type { StaffPatchInput } from './bindings/StaffPatchInput';
+import type { StaffPatch } from './bindings/StaffPatch';
 import type { StaffRef } from './bindings/StaffRef';
 import type { TillLock } from './bindings/TillLock';
 import { toCommandError, type CommandError } from './errors';
@@ -237,8 +237,8 @@ export const listStaff = () => call<StaffMember[]>('list_staff', {});
 export const signIn = (staffId: number, pin: string | null) => call<Serving>('sign_in', { staffId, pin });
 export const signOut = () => call<Serving>('sign_out', {});
 export const approve = (staffId: number, pin: string) => call<StaffRef>('approve', { staffId, pin });
-export const createStaff = (member: NewStaffInput) => call<StaffMember>('create_staff', { member });
-export const updateStaff = (staffId: number, patch: StaffPatchInput) =>
+export const createStaff = (member: NewStaffMember) => call<StaffMember>('create_staff', { member });
+export const updateStaff = (staffId: number, patch: StaffPatch) =>
   call<StaffMember>('update_staff', { staffId, patch });
 export const listActivity = (query: ActivityQuery) => call<Paged<ActivityEntry>>('list_activity', { query });
 export const exportActivityCsv = (query: ActivityQuery, path: string) =>

@@ -2,6 +2,6 @@
 import type { Role } from "./Role";
 
 /**
- * A new staff member, as Settings adds them.
+ * `POST /staff` (and the app's `create_staff`): a new staff member, with a PIN.
  */
-export type NewStaffInput = { name: string, role: Role, pin: string, };
+export type NewStaffMember = { name: string, role: Role, pin: string, };
