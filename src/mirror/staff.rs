@@ -123,9 +123,10 @@ impl Mirror {
                 Ok(TillSignIn { staff: signed.staff, session: Some(signed.token), proof_key })
             }
             Err(e) if is_offline(&e) => {
-                let signed = sign_in(self.store(), id, pin.clone(), purpose, &Actor::operator(), Timestamp::now())
-                    .await
-                    .map_err(Error::from)?;
+                let signed =
+                    sign_in(self.store(), id, pin.clone(), purpose, &Actor::operator(), Timestamp::now())
+                        .await
+                        .map_err(Error::from)?;
                 // Only the server's sessions vouch for anyone there: the mirror's is not kept.
                 if let Some(hash) = token_hash(&signed.token, purpose) {
                     self.store().end_session(hash).await?;

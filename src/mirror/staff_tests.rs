@@ -53,9 +53,11 @@ async fn staff_sign_in_offline_and_what_they_take_reaches_the_server_as_theirs()
     let marta = member(&server, "Marta", Role::Manager, "2222").await;
     let till = server.create_key(Name::parse("till 1").unwrap(), Scope::Till).await.unwrap();
     let mut remote = Remote::start(server.clone()).await;
-    let config =
-        ClientConfig::default().connect_timeout(Duration::from_millis(500)).request_timeout(Duration::from_secs(2));
-    let client = Client::with_config(&format!("http://{}", remote.addr), till.secret.expose(), config).unwrap();
+    let config = ClientConfig::default()
+        .connect_timeout(Duration::from_millis(500))
+        .request_timeout(Duration::from_secs(2));
+    let client =
+        Client::with_config(&format!("http://{}", remote.addr), till.secret.expose(), config).unwrap();
     let mirror = Mirror::open(&dir.path().join("mirrors"), client).unwrap();
     assert!(mirror.settle(SETTLE).await);
     assert!(mirror.staff_known().await.unwrap());

@@ -84,12 +84,19 @@ describe('the sign-in', () => {
     expect(staff.signInOpen).toBe(false);
   });
 
-  it('a shop of one PIN-less owner never shows it', () => {
+  it('a shop of one PIN-less owner, or a till writing as its key, never shows it', () => {
     staff.serving = { staff: { id: 1, name: 'Owner', role: 'owner' }, alone: true, remote: false };
     staff.switching = true;
     expect(staff.signInOpen).toBe(false);
-    staff.serving = { staff: null, alone: false, remote: true };
+    staff.serving = { staff: null, alone: true, remote: true };
     expect(staff.signInOpen).toBe(false);
+  });
+
+  it('a till that follows a server asks who is serving, as a shop of its own does', () => {
+    staff.switching = false;
+    staff.serving = { staff: null, alone: false, remote: true };
+    expect(staff.locked).toBe(true);
+    expect(staff.signInOpen).toBe(true);
   });
 });
 

@@ -21,9 +21,10 @@ class StaffStore {
   override = $state.raw<OverrideRequest | null>(null);
   #timer: ReturnType<typeof setTimeout> | undefined;
 
-  /** Staff are kept here (local mode) and the shop has more than its PIN-less owner. */
+  /** The till asks who is serving: the shop (its own, or the server's it follows) has more
+   *  than its PIN-less owner, and the staff are known here. */
   get signInUsed(): boolean {
-    return this.serving !== null && !this.serving.remote && !this.serving.alone;
+    return this.serving !== null && !this.serving.alone;
   }
 
   get locked(): boolean {
