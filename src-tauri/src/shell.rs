@@ -8,10 +8,11 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use petstore::domain::StaffRef;
+use petstore::staff::proof::ProofKey;
 use petstore::{Petstore, Store};
 use tauri::{AppHandle, Manager, Runtime};
 
-use crate::backend_switch::Backend;
+use crate::backend_switch::{Backend, Target};
 use crate::deferred::Deferred;
 use crate::local_api::LocalApi;
 use crate::remote_key::{RemoteKey, provisioned_client, remote_backend};
@@ -188,12 +189,25 @@ impl Shell {
 #[derive(Default)]
 pub struct TillStaff {
     pub(crate) shift: Option<Shift>,
-    /// The token of a manager's approval (an `Approval` session in the store, used up by
-    /// the store when the next refused action finds it).
-    pub(crate) approval: Option<String>,
+    pub(crate) approval: Option<Approval>,
 }
 
+/// A person signed in at this till, and where: the app's own shop, or the server it follows.
 pub(crate) struct Shift {
     pub(crate) staff: StaffRef,
-    pub(crate) token: String,
+    pub(crate) at: Target,
+    /// The session: the store's in local mode; the server's in remote mode when the sign-in
+    /// reached it (none when the till signed them in while offline).
+    pub(crate) token: Option<String>,
+    /// Remote mode: made from the PIN typed, for the proofs of what is queued offline.
+    pub(crate) proof_key: Option<ProofKey>,
+}
+
+/// A manager's approval of one action, kept until that action is tried again.
+pub(crate) struct Approval {
+    pub(crate) staff: StaffRef,
+    /// An approval session of the store's (local mode) or the server's (remote mode, when
+    /// it answered).
+    pub(crate) token: Option<String>,
+    pub(crate) proof_key: Option<ProofKey>,
 }

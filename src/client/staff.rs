@@ -17,7 +17,12 @@ impl Client {
 
     /// `POST /staff/sessions`: signs member `staff` in with `pin` for `purpose`; the server
     /// checks the PIN and counts a wrong one.
-    pub async fn start_session(&self, staff: StaffId, pin: Option<&Pin>, purpose: Purpose) -> Result<SignedIn> {
+    pub async fn start_session(
+        &self,
+        staff: StaffId,
+        pin: Option<&Pin>,
+        purpose: Purpose,
+    ) -> Result<SignedIn> {
         let mut body = serde_json::json!({ "staffId": staff, "purpose": purpose });
         if let Some(pin) = pin {
             body["pin"] = pin.digits().into();

@@ -164,10 +164,7 @@ impl Client {
         for (name, value) in self.acting.iter() {
             request = request.header(name, value.clone());
         }
-        let response = request
-            .send()
-            .await
-            .map_err(|e| self.transport(call, &e))?;
+        let response = request.send().await.map_err(|e| self.transport(call, &e))?;
         let status = response.status();
         if let Some(wait) = retry_after::asked(&response) {
             *self.not_before.lock().expect("never poisoned") = Some(std::time::Instant::now() + wait);

@@ -62,6 +62,17 @@ pub enum Command {
 }
 
 impl Command {
+    /// The operation it carries out, whose permission whoever sends it (again) needs.
+    pub fn operation(&self) -> super::Operation {
+        use super::Operation;
+        match self {
+            Command::PlaceOrder { .. } => Operation::PlaceOrder,
+            Command::CompleteOrder { .. } => Operation::ChangeOrder,
+            Command::CancelOrder { .. } => Operation::CancelOrder,
+            Command::AdjustInventory { .. } => Operation::AdjustStock,
+        }
+    }
+
     /// The counter write it keeps: what is sent to the server under its key, and what a
     /// write sent again under that key is compared with.
     pub fn write(&self) -> CounterWrite {

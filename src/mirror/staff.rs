@@ -42,14 +42,7 @@ pub struct TillActor {
 impl TillActor {
     /// The sessions, as headers for a request sent now.
     pub(super) fn session_headers(&self) -> Vec<(&'static str, &str)> {
-        let mut headers = Vec::new();
-        if let Some(session) = &self.session {
-            headers.push((STAFF_HEADER, session.as_str()));
-            if let Some(approval) = &self.approval {
-                headers.push((APPROVAL_HEADER, approval.as_str()));
-            }
-        }
-        headers
+        headers((STAFF_HEADER, &self.session), (APPROVAL_HEADER, &self.approval))
     }
 
     /// The proofs of the write under `key`, made at `at`: none without the person's key
@@ -71,15 +64,20 @@ impl TillActor {
 impl Proofs {
     /// As the headers of the write they prove.
     pub(super) fn headers(&self) -> Vec<(&'static str, &str)> {
-        let mut headers = Vec::new();
-        if let Some(staff) = &self.staff {
-            headers.push((STAFF_PROOF_HEADER, staff.as_str()));
-            if let Some(approval) = &self.approval {
-                headers.push((APPROVAL_PROOF_HEADER, approval.as_str()));
-            }
-        }
-        headers
+        headers((STAFF_PROOF_HEADER, &self.staff), (APPROVAL_PROOF_HEADER, &self.approval))
     }
+}
+
+/// The headers of who a request is for: the person's, and the approval's only with it (an
+/// approval alone vouches for no one).
+fn headers<'a>(
+    (person, made): (&'static str, &'a Option<String>),
+    (approving, approval): (&'static str, &'a Option<String>),
+) -> Vec<(&'static str, &'a str)> {
+    let Some(made) = made else { return Vec::new() };
+    let mut headers = vec![(person, made.as_str())];
+    headers.extend(approval.as_deref().map(|approval| (approving, approval)));
+    headers
 }
 
 /// A sign-in at a till: the member, the server's session if the server was asked, and the
@@ -123,9 +121,10 @@ impl Mirror {
                 Ok(TillSignIn { staff: signed.staff, session: Some(signed.token), proof_key })
             }
             Err(e) if is_offline(&e) => {
-                let signed = sign_in(self.store(), id, pin.clone(), purpose, &Actor::operator(), Timestamp::now())
-                    .await
-                    .map_err(Error::from)?;
+                let signed =
+                    sign_in(self.store(), id, pin.clone(), purpose, &Actor::operator(), Timestamp::now())
+                        .await
+                        .map_err(Error::from)?;
                 // Only the server's sessions vouch for anyone there: the mirror's is not kept.
                 if let Some(hash) = token_hash(&signed.token, purpose) {
                     self.store().end_session(hash).await?;

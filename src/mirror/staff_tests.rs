@@ -24,6 +24,32 @@ async fn member(server: &Store, name: &str, role: Role, digits: &str) -> StaffId
     add_member(server, new, &Actor::operator()).await.unwrap().id
 }
 
+/// A server of `pets` pets with `stock` each, whose owner has PIN 9999 and which has the
+/// `staff` (name, role, PIN) beside, serving; and a client with a till's key for it.
+async fn till_shop(
+    dir: &std::path::Path,
+    pets: usize,
+    stock: i64,
+    staff: &[(&str, Role, &str)],
+) -> (Store, Vec<PetId>, Vec<StaffId>, Remote, Client) {
+    let (server, pets) = shop(dir, pets, stock).await;
+    let owner = StaffId::try_from(1).unwrap();
+    let patch = StaffPatch { pin: Some(pin("9999")), ..StaffPatch::default() };
+    change_member(&server, owner, patch, &Actor::operator()).await.unwrap();
+    let mut ids = Vec::new();
+    for (name, role, digits) in staff {
+        ids.push(member(&server, name, *role, digits).await);
+    }
+    let till = server.create_key(Name::parse("till 1").unwrap(), Scope::Till).await.unwrap();
+    let remote = Remote::start(server.clone()).await;
+    let config = ClientConfig::default()
+        .connect_timeout(Duration::from_millis(500))
+        .request_timeout(Duration::from_secs(2));
+    let client =
+        Client::with_config(&format!("http://{}", remote.addr), till.secret.expose(), config).unwrap();
+    (server, pets, ids, remote, client)
+}
+
 /// Who the record says made it.
 fn maker(actor: &Option<Actor>) -> (Option<&str>, Option<&str>) {
     let actor = actor.as_ref().expect("an actor");
@@ -45,17 +71,9 @@ fn as_member(signed: &TillSignIn, approval: Option<&TillSignIn>) -> TillActor {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn staff_sign_in_offline_and_what_they_take_reaches_the_server_as_theirs() {
     let dir = tempfile::tempdir().unwrap();
-    let (server, pets) = shop(dir.path(), 2, 10).await;
-    let owner = StaffId::try_from(1).unwrap();
-    let patch = StaffPatch { pin: Some(pin("9999")), ..StaffPatch::default() };
-    change_member(&server, owner, patch, &Actor::operator()).await.unwrap();
-    let ana = member(&server, "Ana", Role::Cashier, "1111").await;
-    let marta = member(&server, "Marta", Role::Manager, "2222").await;
-    let till = server.create_key(Name::parse("till 1").unwrap(), Scope::Till).await.unwrap();
-    let mut remote = Remote::start(server.clone()).await;
-    let config =
-        ClientConfig::default().connect_timeout(Duration::from_millis(500)).request_timeout(Duration::from_secs(2));
-    let client = Client::with_config(&format!("http://{}", remote.addr), till.secret.expose(), config).unwrap();
+    let staff = [("Ana", Role::Cashier, "1111"), ("Marta", Role::Manager, "2222")];
+    let (server, pets, ids, mut remote, client) = till_shop(dir.path(), 2, 10, &staff).await;
+    let (ana, marta) = (ids[0], ids[1]);
     let mirror = Mirror::open(&dir.path().join("mirrors"), client).unwrap();
     assert!(mirror.settle(SETTLE).await);
     assert!(mirror.staff_known().await.unwrap());
@@ -102,4 +120,53 @@ async fn staff_sign_in_offline_and_what_they_take_reaches_the_server_as_theirs()
     let refused = mirror.sign_in(ana, Some(pin("1111")), Purpose::Shift).await.unwrap_err();
     assert_eq!(refused.code, ErrorCode::StaffInactive, "{}", refused.message);
     assert!(!mirror.store().get_staff(ana).await.unwrap().active);
+}
+
+/// Rounds of outages and a restart of the till: every sale two people take offline reaches
+/// the server once and as the one who made it, the proofs kept in the outbox file across
+/// the restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sales_by_two_people_through_outages_and_a_restart_are_each_theirs_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let staff = [("Ana", Role::Cashier, "1111"), ("Bea", Role::Cashier, "3333")];
+    let (server, pets, ids, mut remote, client) = till_shop(dir.path(), 1, 100, &staff).await;
+    let (ana, bea) = (ids[0], ids[1]);
+    let mirrors = dir.path().join("mirrors");
+    let mut mirror = Mirror::open(&mirrors, client.clone()).unwrap();
+    assert!(mirror.settle(SETTLE).await);
+
+    let mut sold = Vec::new();
+    for round in 0..4 {
+        remote.down().await;
+        let signed_ana = mirror.sign_in(ana, Some(pin("1111")), Purpose::Shift).await.unwrap();
+        let signed_bea = mirror.sign_in(bea, Some(pin("3333")), Purpose::Shift).await.unwrap();
+        for (n, signed) in [&signed_ana, &signed_bea, &signed_ana].into_iter().enumerate() {
+            let quantity = 1 + (round + n) as i64 % 2;
+            let sale =
+                mirror.acting(as_member(signed, None)).place_order(order(pets[0], quantity, true)).await;
+            sold.push((sale.unwrap().id, signed.staff.name.to_string(), quantity));
+        }
+        if round == 1 {
+            // The till restarts with its outbox waiting.
+            drop(mirror);
+            mirror = Mirror::open(&mirrors, client.clone()).unwrap();
+        }
+        remote.up().await;
+        assert!(mirror.settle(SETTLE).await, "round {round}: {:?}", *mirror.status().borrow());
+    }
+    assert_eq!(mirror.outbox_counts().await.unwrap(), OutboxCounts::default(), "{:?}", mirror.outbox().await);
+    let on_server =
+        server.list_orders(OrderFilter::default(), Page::new(100, 0).unwrap()).await.unwrap().items;
+    assert_eq!(on_server.len(), sold.len(), "each sale once");
+    let mut total = 0;
+    for (id, name, quantity) in &sold {
+        let order = server.get_order(mirror.get_order(*id).await.unwrap().id).await.unwrap();
+        assert_eq!(
+            (maker(&order.placed_by).0, order.quantity),
+            (Some(name.as_str()), *quantity),
+            "{order:?}"
+        );
+        total += quantity;
+    }
+    assert_eq!(server.get_inventory(pets[0]).await.unwrap().quantity, 100 - total);
 }

@@ -11,9 +11,9 @@ use futures_util::stream::{self, StreamExt};
 
 use super::backoff::{self, Backoff, COPY_SPREAD};
 use super::local::Put;
+use super::staff::{self, STAFF_READ_EVERY};
 use super::status::SyncState;
 use super::take::{PETS_PER_READ, Stop, read_pets, take_in};
-use super::staff::{self, STAFF_READ_EVERY};
 use super::{RETRY_MOST, Shared, replay};
 use crate::Petstore;
 use crate::client::Follower;

@@ -419,14 +419,20 @@ async fn a_sale_whose_answer_was_lost_is_queued_even_where_the_mirror_shows_no_s
     }
     // The till's side of the time-outs: both queued, the second with no stock to reserve.
     let local = &mirror.inner.shared.local;
-    let (first, _) =
-        local.queue("lost-1".into(), Command::place(order(pets[0], 1, true)), true, local::Proofs::default()).await.unwrap();
-    let (second, _) =
-        local.queue("lost-2".into(), Command::place(order(pets[0], 1, true)), true, local::Proofs::default()).await.unwrap();
+    let (first, _) = local
+        .queue("lost-1".into(), Command::place(order(pets[0], 1, true)), true, local::Proofs::default())
+        .await
+        .unwrap();
+    let (second, _) = local
+        .queue("lost-2".into(), Command::place(order(pets[0], 1, true)), true, local::Proofs::default())
+        .await
+        .unwrap();
     use super::local::Queued;
     assert!(matches!((&first, &second), (Queued::Order(_), Queued::Order(_))), "{first:?} {second:?}");
     // Sure it never reached the server (a refused connection), the mirror's refusal stands.
-    let sure = local.queue("never-sent".into(), Command::place(order(pets[0], 1, true)), false, local::Proofs::default()).await;
+    let sure = local
+        .queue("never-sent".into(), Command::place(order(pets[0], 1, true)), false, local::Proofs::default())
+        .await;
     assert_eq!(sure.unwrap_err().code, ErrorCode::PetNotAvailable);
 
     remote.up().await;

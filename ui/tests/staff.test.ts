@@ -1,3 +1,4 @@
+import { emit } from '@tauri-apps/api/event';
 // Staff at the till in the window: the PIN pad (keyboard and touch), the sign-in over the
 // till, the name in the status bar, the manager's override that tries the refused command
 // once more, and the idle lock. The checks themselves are the app's (Rust); these test
@@ -13,6 +14,7 @@ import SignInScreen from '../src/components/SignInScreen.svelte';
 import OverrideDialog from '../src/components/OverrideDialog.svelte';
 import * as api from '../src/lib/api';
 import ActivityScreen from '../src/screens/ActivityScreen.svelte';
+import { SYNC_EVENT } from '../src/lib/sync.svelte';
 import { staff } from '../src/lib/staff.svelte';
 
 const ANA = { id: 2, name: 'Ana', role: 'cashier' as const };
@@ -84,12 +86,19 @@ describe('the sign-in', () => {
     expect(staff.signInOpen).toBe(false);
   });
 
-  it('a shop of one PIN-less owner never shows it', () => {
+  it('a shop of one PIN-less owner, or a till writing as its key, never shows it', () => {
     staff.serving = { staff: { id: 1, name: 'Owner', role: 'owner' }, alone: true, remote: false };
     staff.switching = true;
     expect(staff.signInOpen).toBe(false);
-    staff.serving = { staff: null, alone: false, remote: true };
+    staff.serving = { staff: null, alone: true, remote: true };
     expect(staff.signInOpen).toBe(false);
+  });
+
+  it('a till that follows a server asks who is serving, as a shop of its own does', () => {
+    staff.switching = false;
+    staff.serving = { staff: null, alone: false, remote: true };
+    expect(staff.locked).toBe(true);
+    expect(staff.signInOpen).toBe(true);
   });
 });
 
@@ -265,5 +274,29 @@ describe('the activity log', () => {
     // Category 7 was deleted: the list read to its end, which is one page here.
     expect(b.argsOf('list_categories')).toEqual([{ page: { limit: 100, offset: 0 } }]);
     expect(screen.queryByTestId('error-alert')).not.toBeInTheDocument();
+  });
+});
+
+describe('a till that follows a server', () => {
+  it('reads who is serving again each time it comes in step with the server, so the sign-in shows once the staff are known', async () => {
+    let known = false;
+    const b = mockBackend({
+      current_staff: () => ({ staff: null, alone: !known, remote: true }),
+      get_till_lock: () => ({ idleMinutes: 5 }),
+    });
+    const stop = staff.start();
+    await waitFor(() => expect(staff.serving?.alone).toBe(true));
+    expect(staff.signInOpen).toBe(false);
+    const reads = b.countOf('current_staff');
+
+    known = true;
+    const status = (state: string) => ({ outbox: { pending: 0, attention: 0 }, position: 1, state });
+    await emit(SYNC_EVENT, status('copying'));
+    await emit(SYNC_EVENT, status('synced'));
+    await waitFor(() => expect(staff.signInOpen).toBe(true));
+    // Still in step: nothing more to read.
+    await emit(SYNC_EVENT, status('synced'));
+    expect(b.countOf('current_staff')).toBe(reads + 1);
+    stop();
   });
 });

@@ -24,10 +24,17 @@ pub async fn list_outbox(shell: State<'_, Shell>) -> CommandResult<Vec<OutboxEnt
     }
 }
 
-/// Sends a write that needs attention again (after a delivery, say), at the end of the queue.
+/// Sends a write that needs attention again (after a delivery, say), at the end of the
+/// queue: as the signed-in person's, whose it is then, so their role must allow what it
+/// does (a stock adjustment sent again needs `adjust_stock`).
 #[tauri::command]
 pub async fn retry_outbox_entry(shell: State<'_, Shell>, seq: i64) -> CommandResult<()> {
-    Ok(mirror(&shell)?.retry(seq).await?)
+    let queued = mirror(&shell)?.outbox().await?.into_iter().find(|entry| entry.seq == seq);
+    let entry =
+        queued.ok_or_else(|| CommandError::validation(format!("queued write {seq} does not exist")))?;
+    let mirror = shell.mirror_acting(entry.command.operation()).await?;
+    let mirror = mirror.ok_or_else(|| CommandError::validation("there is no outbox in local mode"))?;
+    Ok(mirror.retry(seq).await?)
 }
 
 /// Drops a write that needs attention: it never reaches the server.

@@ -1,7 +1,8 @@
-//! Staff at the till (local mode: the app's own store keeps them): who is serving, signing
-//! in and out (the till's lock), a manager's approval of one refused action, managing the
-//! staff (owners only), the activity log and its CSV file, and how long the till waits
-//! idle before it locks. The sign-in itself is `petstore::staff`'s; each command names its
+//! Staff at the till: who is serving, signing in and out (the till's lock), a manager's
+//! approval of one refused action (in local and remote mode, `till_staff.rs`); managing the
+//! staff (owners only), the activity log and its CSV file (local mode: the app's own store
+//! keeps them; a server's are managed there), and how long the till waits idle before it
+//! locks. The sign-in itself is `petstore::staff`'s; each command names its
 //! `domain::Operation`, whose permission the signed-in person's role is checked against
 //! here in Rust.
 
@@ -23,10 +24,11 @@ use crate::settings::persist;
 use crate::shell::Shell;
 use crate::till_staff::Serving;
 
-/// Every staff member, active or not, by name: the sign-in list and Settings' staff.
+/// Every staff member, active or not, by name: the sign-in list and Settings' staff (in
+/// remote mode the server's, as the till's mirror has them).
 #[tauri::command]
 pub async fn list_staff(shell: State<'_, Shell>) -> CommandResult<Vec<StaffMember>> {
-    Ok(shell.local_staff()?.list_staff().await?)
+    shell.staff_list().await
 }
 
 /// Who is serving (a shop of one PIN-less owner is signed in as that owner).

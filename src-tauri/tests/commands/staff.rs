@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::helpers::{TestApp, app};
+use crate::helpers::{REMOTE_KEY, TestApp, app};
 
 fn member(app: &TestApp, name: &str, role: &str, pin: &str) -> i64 {
     let made = app.ok("create_staff", json!({ "member": { "name": name, "role": role, "pin": pin } }));
@@ -173,4 +173,88 @@ fn an_owner_manages_staff_and_a_deactivated_member_is_signed_out() {
     // An owner who deactivates themselves (another owner is left) is signed out.
     app.ok("update_staff", json!({ "staffId": bea, "patch": { "active": false } }));
     assert_eq!(app.ok("current_staff", json!({}))["staff"], Value::Null);
+}
+
+/// A server with a cashier Ana (PIN 1111) and a manager Marta (2222) beside its owner (9999),
+/// a pet (id 1) with 10 in stock, and a till's key; answers its address, the key's secret,
+/// the server's store and its folder.
+fn server_with_staff() -> (String, String, petstore::Store, tempfile::TempDir) {
+    use petstore::api::KeyRing;
+    use petstore::domain::{Actor, Name, NewStaffMember, Pin, Role, StaffId, StaffPatch};
+    use petstore::engine::Keys;
+    use petstore::server::{Application, ServerConfig};
+    use petstore::staff::{add_member, change_member};
+    let dir = tempfile::tempdir().unwrap();
+    let store = petstore::Store::open(dir.path().join("remote.db")).unwrap();
+    let pin = |digits: &str| Pin::try_from(digits.to_owned()).unwrap();
+    let till = tauri::async_runtime::block_on(async {
+        use petstore::Petstore;
+        let pet = store.create_pet(serde_json::from_value(json!({ "name": "Rex" })).unwrap()).await.unwrap();
+        store
+            .set_inventory(pet.id, serde_json::from_value(json!({ "quantity": 10 })).unwrap())
+            .await
+            .unwrap();
+        let owner = StaffPatch { pin: Some(pin("9999")), ..StaffPatch::default() };
+        change_member(&store, StaffId::try_from(1).unwrap(), owner, &Actor::operator()).await.unwrap();
+        for (name, role, digits) in [("Ana", Role::Cashier, "1111"), ("Marta", Role::Manager, "2222")] {
+            let new = NewStaffMember { name: Name::parse(name).unwrap(), role, pin: pin(digits) };
+            add_member(&store, new, &Actor::operator()).await.unwrap();
+        }
+        store.create_key(Name::parse("till 1").unwrap(), petstore::store::Scope::Till).await.unwrap()
+    });
+    let config = ServerConfig::new("127.0.0.1:0".parse().unwrap(), KeyRing::from_secrets([REMOTE_KEY]));
+    let served = petstore::Served::all_of(std::sync::Arc::new(store.clone()));
+    let server = tauri::async_runtime::block_on(Application::bind(served, config)).unwrap();
+    let base_url = format!("http://{}", server.local_addr());
+    tauri::async_runtime::spawn(server.run_until(std::future::pending()));
+    (base_url, till.secret.expose().to_owned(), store, dir)
+}
+
+/// A till that follows a server with a till's key signs the server's staff in, and its
+/// sales are theirs on the server; what the role does not allow is refused at the till.
+#[test]
+fn a_till_following_a_server_signs_its_staff_in_and_sells_as_them() {
+    let (base_url, till_key, server, _dir) = server_with_staff();
+    let app = app();
+    let settings = json!({ "settings": {
+        "backend": "remote", "baseUrl": base_url, "remoteKey": till_key,
+        "localApi": { "enabled": false, "port": 8787 }
+    } });
+    app.ok("save_settings", settings);
+    // The mirror reads the server's staff as it connects.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let serving = loop {
+        let serving = app.ok("current_staff", json!({}));
+        if serving["alone"] == false || std::time::Instant::now() > deadline {
+            break serving;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(
+        (serving["remote"].clone(), serving["alone"].clone()),
+        (json!(true), json!(false)),
+        "{serving}"
+    );
+    assert_eq!(serving["staff"], Value::Null, "locked until someone signs in");
+    let staff = app.ok("list_staff", json!({}));
+    let ana = staff.as_array().unwrap().iter().find(|m| m["name"] == "Ana").unwrap()["id"].as_i64().unwrap();
+
+    let locked = app.fails("place_order", json!({ "order": { "petId": 1 } }));
+    assert_eq!(locked["code"], "staff_required", "{locked}");
+    let wrong = app.fails("sign_in", json!({ "staffId": ana, "pin": "1112" }));
+    assert_eq!(wrong["code"], "wrong_pin", "the server counts it: {wrong}");
+    assert_eq!(sign_in(&app, ana, "1111")["staff"]["name"], "Ana");
+
+    let sale = app.ok("place_order", json!({ "order": { "petId": 1, "complete": true } }));
+    assert_eq!(sale["placedBy"]["staff"]["name"], "Ana", "{sale}");
+    assert_eq!(sale["placedBy"]["key"], "till 1", "{sale}");
+    let id = petstore::domain::OrderId::try_from(sale["id"].as_i64().unwrap()).unwrap();
+    let on_server = tauri::async_runtime::block_on(petstore::Petstore::get_order(&server, id)).unwrap();
+    assert_eq!(on_server.placed_by.unwrap().staff.unwrap().name.as_str(), "Ana");
+
+    let refused =
+        app.fails("set_inventory", json!({ "petId": 1, "update": { "quantity": 50, "reason": "count" } }));
+    assert_eq!(refused["code"], "permission_denied", "{refused}");
+    let serving = app.ok("sign_out", json!({}));
+    assert_eq!(serving["staff"], Value::Null);
 }

@@ -55,6 +55,13 @@ impl Local {
     pub(in crate::mirror) async fn staff_known(&self) -> Result<bool> {
         self.store
             .read(|c| {
+                // Asked before the sync task has opened the mirror (made or upgraded its
+                // tables), the answer is no.
+                let upgraded =
+                    "SELECT count(*) > 0 FROM pragma_table_info('mirror_state') WHERE name = 'staff_read_at'";
+                if !c.query_row(upgraded, [], |r| r.get::<_, bool>(0))? {
+                    return Ok(false);
+                }
                 let sql = "SELECT count(*) > 0 FROM mirror_state WHERE staff_read_at IS NOT NULL";
                 Ok(c.query_row(sql, [], |r| r.get(0))?)
             })

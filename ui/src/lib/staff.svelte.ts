@@ -2,9 +2,13 @@
 // in its Rust state and checks every write there; this store only mirrors it, shows the
 // sign-in when the till is locked, locks it after the idle time, and asks for a manager's
 // PIN when the app refuses an action (api.ts retries that one action once approved).
+import { listen } from '@tauri-apps/api/event';
+
 import { approve, currentStaff, getTillLock, handleRefusals, signIn, signOut } from './api';
 import type { Serving } from './bindings/Serving';
+import type { SyncStatus } from './bindings/SyncStatus';
 import type { CommandError } from './errors';
+import { SYNC_EVENT } from './sync.svelte';
 
 /** What a person's activity at the till is: any of these keeps it from locking. */
 const ACTIVITY_EVENTS = ['pointerdown', 'keydown', 'wheel', 'touchstart'] as const;
@@ -21,9 +25,10 @@ class StaffStore {
   override = $state.raw<OverrideRequest | null>(null);
   #timer: ReturnType<typeof setTimeout> | undefined;
 
-  /** Staff are kept here (local mode) and the shop has more than its PIN-less owner. */
+  /** The till asks who is serving: the shop (its own, or the server's it follows) has more
+   *  than its PIN-less owner, and the staff are known here. */
   get signInUsed(): boolean {
-    return this.serving !== null && !this.serving.remote && !this.serving.alone;
+    return this.serving !== null && !this.serving.alone;
   }
 
   get locked(): boolean {
@@ -80,7 +85,22 @@ class StaffStore {
       .catch((e) => console.warn('The idle lock could not be read:', e));
     const active = () => this.#wait();
     for (const event of ACTIVITY_EVENTS) window.addEventListener(event, active, { passive: true, capture: true });
+    // A till that follows a server learns the server's staff as it syncs: who is serving is
+    // read again each time it is in step with the server (after a start, an outage, a
+    // switch), so the sign-in shows as soon as the staff are known.
+    let stopped = false;
+    let unlisten: (() => void) | undefined;
+    let was: string | undefined;
+    listen<SyncStatus | null>(SYNC_EVENT, (event) => {
+      const now = event.payload?.state;
+      if (now === 'synced' && was !== 'synced') void this.refresh().catch(() => {});
+      was = now;
+    })
+      .then((u) => (stopped ? u() : (unlisten = u)))
+      .catch((e) => console.warn('Not listening to sync changes:', e));
     return () => {
+      stopped = true;
+      unlisten?.();
       handleRefusals(null);
       clearTimeout(this.#timer);
       for (const event of ACTIVITY_EVENTS) window.removeEventListener(event, active, { capture: true });
