@@ -6,15 +6,16 @@ import type { StaffRef } from "./StaffRef";
  */
 export type Serving = { 
 /**
- * The person signed in; null while the till is locked (or in remote mode).
+ * The person signed in; null while the till is locked (or when it asks no one).
  */
 staff: StaffRef | null, 
 /**
- * The shop has one active member, an owner with no PIN: the till works as before
- * staff, with no sign-in, no switching and no lock.
+ * The till works as before staff, with no sign-in, no switching and no lock: the shop
+ * has one active member, an owner with no PIN, or the till follows a server whose
+ * staff its key may not read.
  */
 alone: boolean, 
 /**
- * The till follows a server: staff are managed there, and this till writes as its key.
+ * The till follows a server: staff are managed there.
  */
 remote: boolean, };
