@@ -60,7 +60,7 @@ impl FromRequestParts<AppState> for Acting {
         }
         if staff.is_none() && parts.headers.contains_key(APPROVAL_PROOF_HEADER) {
             return Err(ApiError::new(
-                ErrorCode::InvalidParameter,
+                ErrorCode::StaffProofInvalid,
                 "Petstore-Approval-Proof approves a staff member's write: send the member's \
                  Petstore-Staff-Proof with it",
             ));
@@ -110,20 +110,26 @@ pub(super) async fn find(staff: &dyn Staff, token: &str, header: &str, now: Time
 /// The member whose proof the header `name` carries, if it is there: it must be made with
 /// their proof key over this request's `Idempotency-Key` (`vouch` saying for what), and
 /// they must have been active when the till made the write. An approval's member must
-/// hold the override permission, as an approval's sign-in asks.
+/// hold the override permission, as an approval's sign-in asks. A proof that is not of
+/// the form, or has no key to hold to, holds for nothing: `staff_proof_invalid`, as one
+/// made with another PIN (a credential that does not vouch, not a malformed request).
 async fn proved(s: &AppState, parts: &Parts, name: &str, vouch: Vouch) -> Result<Option<StaffRef>> {
     let Some(value) = parts.headers.get(name) else { return Ok(None) };
     let shown = display_name(name);
     let proof = value.to_str().ok().and_then(Proof::parse).ok_or_else(|| {
-        Error::invalid_parameter(format!(
-            "{shown} must be staff=<staff id>;at=<RFC 3339 date-time>;mac=<64 hex digits>"
-        ))
+        Error::new(
+            ErrorCode::StaffProofInvalid,
+            format!("{shown} must be staff=<staff id>;at=<RFC 3339 date-time>;mac=<64 hex digits>"),
+        )
     })?;
     let key = super::idempotency::key_as_sent(&parts.headers).ok_or_else(|| {
-        Error::invalid_parameter(format!(
-            "{shown} proves a write a till took offline and is made over that write's \
-             Idempotency-Key: send the key with it"
-        ))
+        Error::new(
+            ErrorCode::StaffProofInvalid,
+            format!(
+                "{shown} proves a write a till took offline and is made over that write's \
+                 Idempotency-Key: send the key with it"
+            ),
+        )
     })?;
     let record = match s.staff.get()?.pin_record(proof.staff).await {
         Ok(record) => record,

@@ -484,8 +484,24 @@ async fn a_write_taken_offline_is_proved_with_the_members_pin() {
                 .json(&json!({ "petId": 1 })),
         )
         .await;
-    assert_eq!((no_key.status.as_u16(), no_key.code()), (400, "invalid_parameter"));
-    assert_eq!(sell("sale-4", "staff=2;mac=00").await.code(), "invalid_parameter");
+    assert_eq!((no_key.status.as_u16(), no_key.code()), (403, "staff_proof_invalid"));
+    assert!(no_key.body["message"].as_str().unwrap().contains("Idempotency-Key"), "{:?}", no_key.body);
+    let malformed = sell("sale-4", "staff=2;mac=00").await;
+    assert_eq!((malformed.status.as_u16(), malformed.code()), (403, "staff_proof_invalid"));
+    // An approval's proof alone vouches for no one: a till's key is refused at the key
+    // check, the operator's key by the proof's check.
+    let approval_alone = |request: reqwest::RequestBuilder| {
+        shop.app.send(
+            request
+                .header("Idempotency-Key", "sale-5")
+                .header("Petstore-Approval-Proof", &ana)
+                .json(&json!({ "petId": 1 })),
+        )
+    };
+    let till = approval_alone(shop.till(Method::POST, "/store/orders")).await;
+    assert_eq!(till.code(), "staff_required");
+    let operator = approval_alone(shop.app.request(Method::POST, "/store/orders")).await;
+    assert_eq!((operator.status.as_u16(), operator.code()), (403, "staff_proof_invalid"));
     assert_eq!(shop.app.get("/store/inventory/1").await.body["quantity"], 19, "one sale only");
 }
 
