@@ -29,7 +29,7 @@ pub mod stock_plan;
 mod text;
 mod time;
 
-pub use activity::{ActivityEntry, ActivityFilter, ActivityKind, NewActivity, Subject};
+pub use activity::{ActivityEntry, ActivityFilter, ActivityKind, NewActivity, Subject, UNINDEXED_KIND};
 pub use category::{Category, NewCategory, no_such_category};
 pub use counter::{CounterAnswer, CounterWrite};
 pub use csv_cell::{defuse, undo_defuse};

@@ -104,6 +104,9 @@ pub(super) async fn list(
     }
     if let Some(kind) = filter.kind {
         w.and("kind = $?", kind.as_str());
+        if let Some(indexed) = kind.index_condition() {
+            w.and_sql(&indexed);
+        }
     }
     if let Some(from) = filter.from {
         w.and("at >= $?", from.to_string());

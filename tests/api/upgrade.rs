@@ -20,7 +20,7 @@ use crate::support::database::{one, stocked};
 /// 18 (staff, the till's key scope, the staff's proof keys) are not released yet: the
 /// fixture of the last is made from the commit that releases it, with the API that serves
 /// staff, and it leaves this list then.
-const NEVER_RELEASED: &[usize] = &[2, 13, 14, 16, 17, 18];
+const NEVER_RELEASED: &[usize] = &[2, 13, 14, 16, 17, 18, 19];
 
 /// What one fixture holds, as recorded when it was made.
 struct Fixture {
