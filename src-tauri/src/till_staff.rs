@@ -15,7 +15,9 @@
 
 use std::sync::Arc;
 
-use petstore::domain::{Actor, Operation, Permission, Pin, StaffId, StaffMember, StaffRef, Timestamp};
+use petstore::domain::{
+    Actor, Operation, Permission, Pin, StaffId, StaffMember, StaffRef, Timestamp, alone_without_pin,
+};
 use petstore::engine::Staff;
 use petstore::mirror::{Mirror, TillActor};
 use petstore::staff::{Purpose, sign_in, staff_ref, token_hash};
@@ -81,7 +83,11 @@ impl Shell {
 
     /// The staff to sign in from: the shop's own, or the server's as the mirror has them.
     pub async fn staff_list(&self) -> CommandResult<Vec<StaffMember>> {
-        match self.staffing().await? {
+        self.staff_in(&self.staffing().await?).await
+    }
+
+    async fn staff_in(&self, staffing: &Staffing) -> CommandResult<Vec<StaffMember>> {
+        match staffing {
             Staffing::Local => Ok(self.backend.local().list_staff().await?),
             Staffing::Remote(mirror) => Ok(mirror.list_staff().await?),
             Staffing::KeyOnly => Ok(Vec::new()),
@@ -107,16 +113,17 @@ impl Shell {
 
     /// Who writes now, without any approval: the signed-in person (refused with
     /// `staff_required` while the till is locked), or the till's key where it asks no one.
-    pub async fn actor(&self) -> CommandResult<Actor> {
-        if let Staffing::KeyOnly = self.staffing().await? {
+    /// `staffing` is where the staff are now: each command finds it once.
+    async fn actor(&self, staffing: &Staffing) -> CommandResult<Actor> {
+        if let Staffing::KeyOnly = staffing {
             return Ok(Actor::operator());
         }
         // A shop of one PIN-less owner asks no one: the owner, as at start (after a switch
         // of mode, the first write signs them in).
         if self.shift_staff().is_none()
-            && let Some(owner) = self.sole_pinless_owner().await?
+            && let Some(owner) = alone_without_pin(&self.staff_in(staffing).await?)
         {
-            self.sign_in(owner, None).await?;
+            self.sign_in_with(staffing, owner, None).await?;
         }
         let staff = self.shift_staff().ok_or_else(Self::nobody_signed_in)?;
         Ok(Actor { staff: Some(staff), approved_by: None, key: None })
@@ -127,12 +134,18 @@ impl Shell {
     /// here, whether or not the manager's role holds it). Refused with
     /// `permission_denied`, naming who and what, otherwise.
     pub async fn allowed(&self, operation: Operation) -> CommandResult<Actor> {
-        self.allowed_with(operation.permission()).await.map(|(actor, _)| actor)
+        let staffing = self.staffing().await?;
+        self.allowed_with(&staffing, operation.permission()).await.map(|(actor, _)| actor)
     }
 
-    /// [`Shell::allowed`], and the approval it used, if any.
-    async fn allowed_with(&self, permission: Permission) -> CommandResult<(Actor, Option<Approval>)> {
-        let mut actor = self.actor().await?;
+    /// [`Shell::allowed`] with the staff where they are now, and the approval it used, if
+    /// any.
+    async fn allowed_with(
+        &self,
+        staffing: &Staffing,
+        permission: Permission,
+    ) -> CommandResult<(Actor, Option<Approval>)> {
+        let mut actor = self.actor(staffing).await?;
         if actor.may(permission) {
             return Ok((actor, None));
         }
@@ -157,20 +170,29 @@ impl Shell {
     /// the till's own shop as its key where it asks no one.
     pub async fn acting(&self, operation: Operation) -> CommandResult<Arc<dyn Petstore>> {
         let permission = operation.permission();
-        match self.staffing().await? {
+        let staffing = self.staffing().await?;
+        match &staffing {
             Staffing::Local => {
-                let actor = self.allowed(operation).await?;
+                let (actor, _) = self.allowed_with(&staffing, permission).await?;
                 let acting: Arc<dyn Database> = self.backend.local().acting(actor);
                 Ok(acting)
             }
-            Staffing::Remote(mirror) => Ok(Arc::new(self.remote_acting(&mirror, permission).await?)),
+            Staffing::Remote(mirror) => {
+                Ok(Arc::new(self.remote_acting(&staffing, mirror, permission).await?))
+            }
             Staffing::KeyOnly => Ok(self.current()),
         }
     }
 
-    /// The mirror as the signed-in person, once they may do what `permission` allows.
-    async fn remote_acting(&self, mirror: &Mirror, permission: Permission) -> CommandResult<Mirror> {
-        let (actor, approval) = self.allowed_with(permission).await?;
+    /// The mirror as the signed-in person, once they may do what `permission` allows
+    /// (`staffing` is `Remote(mirror)`).
+    async fn remote_acting(
+        &self,
+        staffing: &Staffing,
+        mirror: &Mirror,
+        permission: Permission,
+    ) -> CommandResult<Mirror> {
+        let (actor, approval) = self.allowed_with(staffing, permission).await?;
         let staff = actor.staff.ok_or_else(Self::nobody_signed_in)?;
         let (session, proof_key) = {
             let till = self.till_staff();
@@ -192,17 +214,27 @@ impl Shell {
     /// then); `None` in local mode.
     pub async fn mirror_acting(&self, operation: Operation) -> CommandResult<Option<Mirror>> {
         let permission = operation.permission();
-        match self.staffing().await? {
+        let staffing = self.staffing().await?;
+        match &staffing {
             Staffing::Local => Ok(None),
-            Staffing::Remote(mirror) => Ok(Some(self.remote_acting(&mirror, permission).await?)),
+            Staffing::Remote(mirror) => Ok(Some(self.remote_acting(&staffing, mirror, permission).await?)),
             Staffing::KeyOnly => Ok(self.backend.mirror()),
         }
     }
 
     /// Signs `id` in for the shift with `pin`, ending the shift of whoever was signed in.
     pub async fn sign_in(&self, id: StaffId, pin: Option<Pin>) -> CommandResult<StaffMember> {
+        self.sign_in_with(&self.staffing().await?, id, pin).await
+    }
+
+    async fn sign_in_with(
+        &self,
+        staffing: &Staffing,
+        id: StaffId,
+        pin: Option<Pin>,
+    ) -> CommandResult<StaffMember> {
         let at = self.backend.target();
-        let (member, token, proof_key) = match self.staffing().await? {
+        let (member, token, proof_key) = match staffing {
             Staffing::Local => {
                 let store = self.backend.local();
                 let signed = sign_in(store, id, pin, Purpose::Shift, &Actor::operator(), Timestamp::now())
@@ -230,9 +262,10 @@ impl Shell {
     /// that action is tried again (or for two minutes, the approval's life on the store or
     /// the server).
     pub async fn approve(&self, id: StaffId, pin: Pin) -> CommandResult<StaffRef> {
-        let approval = match self.staffing().await? {
+        let staffing = self.staffing().await?;
+        let approval = match &staffing {
             Staffing::Local => {
-                let key = self.actor().await?;
+                let key = self.actor(&staffing).await?;
                 let store = self.backend.local();
                 let signed = sign_in(store, id, Some(pin), Purpose::Approval, &key, Timestamp::now())
                     .await
@@ -240,7 +273,7 @@ impl Shell {
                 Approval { staff: staff_ref(&signed.staff), token: Some(signed.token), proof_key: None }
             }
             Staffing::Remote(mirror) => {
-                self.actor().await?;
+                self.actor(&staffing).await?;
                 let signed = mirror.sign_in(id, Some(pin), Purpose::Approval).await?;
                 Approval {
                     staff: staff_ref(&signed.staff),
@@ -289,26 +322,17 @@ impl Shell {
     /// no prompt (at start, and again after the owner locked it).
     pub async fn serving(&self) -> CommandResult<Serving> {
         let remote = self.is_remote();
-        if let Staffing::KeyOnly = self.staffing().await? {
+        let staffing = self.staffing().await?;
+        if let Staffing::KeyOnly = staffing {
             return Ok(Serving { staff: None, alone: true, remote });
         }
-        let alone = self.sole_pinless_owner().await?;
+        let alone = alone_without_pin(&self.staff_in(&staffing).await?);
         if let Some(owner) = alone
             && self.shift_staff().is_none()
         {
-            self.sign_in(owner, None).await?;
+            self.sign_in_with(&staffing, owner, None).await?;
         }
         Ok(Serving { staff: self.shift_staff(), alone: alone.is_some(), remote })
-    }
-
-    /// The one active member, when the shop has only one and they have no PIN.
-    async fn sole_pinless_owner(&self) -> CommandResult<Option<StaffId>> {
-        let staff = self.staff_list().await?;
-        let mut active = staff.iter().filter(|m| m.active);
-        Ok(match (active.next(), active.next()) {
-            (Some(only), None) if !only.has_pin => Some(only.id),
-            _ => None,
-        })
     }
 
     /// After a member was changed: the signed-in person's name and role as they are now;

@@ -65,8 +65,8 @@ pub use settings::{Currency, LowStockBelow, ShopSettings, TimeZone};
 pub use shop_days::{DaySpan, day_spans};
 pub use staff::{
     Actor, NewStaffMember, PIN_LOCK, PIN_LOCK_MAX, PIN_TRIES, Permission, Pin, Role, StaffCredential,
-    StaffMember, StaffPatch, StaffRef, WRONG_PIN_DELAY, duplicate_staff_name, keep_an_owner, lock_after,
-    may_add_staff, staff_name_key,
+    StaffMember, StaffPatch, StaffRef, WRONG_PIN_DELAY, alone_without_pin, duplicate_staff_name,
+    keep_an_owner, lock_after, may_add_staff, signs_in_without_pin, staff_name_key,
 };
 pub use text::{
     Description, Name, ONE_TYPO_FROM, Phone, Reason, Sku, fold, fold_sku, like_contains, like_halves,

@@ -54,10 +54,12 @@ pub enum Operation {
     /// Change this till's own settings: which server it follows, its local API, when it
     /// locks itself.
     ChangeTillSettings,
+    /// Copy the till's whole database to a file: every customer's name and phone go with it.
+    BackUpShop,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 25] = [
+    pub const ALL: [Operation; 26] = [
         Operation::PlaceOrder,
         Operation::ChangeOrder,
         Operation::CancelOrder,
@@ -83,6 +85,7 @@ impl Operation {
         Operation::RegenerateLocalApiKey,
         Operation::ChangeShopSettings,
         Operation::ChangeTillSettings,
+        Operation::BackUpShop,
     ];
 
     /// The permission the operation needs: the only place that says so.
@@ -102,7 +105,7 @@ impl Operation {
             CreateKey | RotateKey | RevokeKey | ShowLocalApiKey | RegenerateLocalApiKey => {
                 Permission::ManageKeys
             }
-            ChangeShopSettings | ChangeTillSettings => Permission::ChangeSettings,
+            ChangeShopSettings | ChangeTillSettings | BackUpShop => Permission::ChangeSettings,
         }
     }
 }
@@ -143,6 +146,7 @@ mod tests {
             (RegenerateLocalApiKey, ManageKeys),
             (ChangeShopSettings, ChangeSettings),
             (ChangeTillSettings, ChangeSettings),
+            (BackUpShop, ChangeSettings),
         ];
         assert_eq!(chosen.map(|(operation, _)| operation), Operation::ALL, "every operation, once");
         for (operation, permission) in chosen {

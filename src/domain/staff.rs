@@ -86,7 +86,8 @@ pub enum Permission {
     ManageStaff,
     /// Create, rotate and revoke API keys.
     ManageKeys,
-    /// Change the shop's settings, and which server a till follows.
+    /// Change the shop's settings and which server a till follows, and back a till's
+    /// database up.
     ChangeSettings,
 }
 
@@ -284,6 +285,18 @@ pub fn duplicate_staff_name(name: &Name) -> Error {
     )
 }
 
+/// Whether member `id` may sign in with no PIN among the shop's `staff`: only while nobody
+/// else is active, as otherwise anyone at a till could pick the member who has none.
+pub fn signs_in_without_pin(id: StaffId, staff: &[StaffMember]) -> bool {
+    staff.iter().all(|m| !m.active || m.id == id)
+}
+
+/// The member a till signs in with no prompt: the shop's one active member, when they have
+/// no PIN (a shop its owner runs alone works as it did before staff).
+pub fn alone_without_pin(staff: &[StaffMember]) -> Option<StaffId> {
+    staff.iter().find(|m| m.active && !m.has_pin && signs_in_without_pin(m.id, staff)).map(|m| m.id)
+}
+
 /// A member with no PIN (the owner an upgrade made) signs in without one only while alone:
 /// adding anyone beside them would leave nobody able to sign in as them. Refuses to add a
 /// member to `members` while an active one has no PIN.
@@ -398,6 +411,36 @@ impl Permission {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn member(id: i64, active: bool, has_pin: bool) -> StaffMember {
+        StaffMember {
+            id: StaffId::try_from(id).unwrap(),
+            name: Name::try_from(format!("M{id}")).unwrap(),
+            role: Role::Owner,
+            active,
+            has_pin,
+            locked_until: None,
+            created_at: Timestamp::now(),
+            updated_at: Timestamp::now(),
+        }
+    }
+
+    #[test]
+    fn a_member_without_a_pin_signs_in_alone_and_only_alone() {
+        let one = StaffId::try_from(1).unwrap();
+        let owner = member(1, true, false);
+        assert_eq!(alone_without_pin(&[owner.clone()]), Some(one));
+        assert!(signs_in_without_pin(one, &[owner.clone()]));
+        // Someone gone does not count; someone active does, with a PIN or not.
+        assert_eq!(alone_without_pin(&[owner.clone(), member(2, false, true)]), Some(one));
+        for other in [member(2, true, true), member(2, true, false)] {
+            assert_eq!(alone_without_pin(&[owner.clone(), other.clone()]), None);
+            assert!(!signs_in_without_pin(one, &[owner.clone(), other]));
+        }
+        // The one member with a PIN types it; a shop with nobody active has no one to sign in.
+        assert_eq!(alone_without_pin(&[member(1, true, true)]), None);
+        assert_eq!(alone_without_pin(&[member(1, false, false)]), None);
+    }
 
     fn person(role: Role) -> StaffRef {
         StaffRef { id: StaffId::try_from(1).unwrap(), name: Name::try_from("Ana".to_owned()).unwrap(), role }

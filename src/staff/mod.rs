@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::domain::{
     Actor, NewStaffMember, Operation, Pin, StaffId, StaffMember, StaffPatch, StaffRef, Timestamp,
-    WRONG_PIN_DELAY, may_add_staff,
+    WRONG_PIN_DELAY, may_add_staff, signs_in_without_pin,
 };
 use crate::engine::{NewSession, NewStaffRow, PinRecord, SessionPurpose, Staff, StaffChange, StoredPin};
 use crate::error::{Error, ErrorCode, Result};
@@ -275,11 +275,10 @@ pub async fn sign_in(
     Ok(SignedIn { token, staff: record.member, purpose, expires_at })
 }
 
-/// A member with no PIN signs in only while the shop has no other active staff member: as
-/// soon as there is another, anyone at a till could pick the PIN-less owner.
+/// A member with no PIN signs in only while the shop has no other active staff member
+/// (`domain::signs_in_without_pin`).
 async fn pinless(db: &dyn Staff, record: &PinRecord) -> Result<()> {
-    let others = db.list_staff().await?.into_iter().filter(|m| m.active && m.id != record.member.id).count();
-    if others == 0 {
+    if signs_in_without_pin(record.member.id, &db.list_staff().await?) {
         return Ok(());
     }
     Err(Error::new(

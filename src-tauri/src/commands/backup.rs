@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use petstore::domain::Operation;
 use tauri::{AppHandle, Manager, Runtime, State};
 
 use crate::error::{CommandError, CommandResult};
@@ -45,6 +46,7 @@ pub async fn backup_database<R: Runtime>(
     to: Input<String>,
 ) -> CommandResult<String> {
     let to = destination(&app, &to.0)?;
+    shell.allowed(Operation::BackUpShop).await?;
     shell.backend().local().backup(&to).await?;
     Ok(to.display().to_string())
 }

@@ -29,17 +29,18 @@ pub async fn list_outbox(shell: State<'_, Shell>) -> CommandResult<Vec<OutboxEnt
 /// does (a stock adjustment sent again needs `adjust_stock`).
 #[tauri::command]
 pub async fn retry_outbox_entry(shell: State<'_, Shell>, seq: i64) -> CommandResult<()> {
-    let queued = mirror(&shell)?.outbox().await?.into_iter().find(|entry| entry.seq == seq);
-    let entry =
-        queued.ok_or_else(|| CommandError::validation(format!("queued write {seq} does not exist")))?;
+    let entry = queued(&shell, seq).await?;
     let mirror = shell.mirror_acting(entry.command.operation()).await?;
     let mirror = mirror.ok_or_else(|| CommandError::validation("there is no outbox in local mode"))?;
     Ok(mirror.retry(seq).await?)
 }
 
-/// Drops a write that needs attention: it never reaches the server.
+/// Drops a write that needs attention: it never reaches the server. Whoever may make that
+/// write may drop it (a cashier their refused sale; a stock count only a manager).
 #[tauri::command]
 pub async fn drop_outbox_entry(shell: State<'_, Shell>, seq: i64) -> CommandResult<()> {
+    let entry = queued(&shell, seq).await?;
+    shell.allowed(entry.command.operation()).await?;
     Ok(mirror(&shell)?.drop_queued(seq).await?)
 }
 
@@ -54,6 +55,12 @@ pub fn quit_app<R: Runtime>(app: AppHandle<R>) {
 #[tauri::command]
 pub fn keep_app_open<R: Runtime>(app: AppHandle<R>) {
     crate::quit::keep_open(&app);
+}
+
+/// Queued write `seq`, refused by name when there is none.
+async fn queued(shell: &Shell, seq: i64) -> CommandResult<petstore::domain::OutboxEntry> {
+    let queued = mirror(shell)?.outbox().await?.into_iter().find(|entry| entry.seq == seq);
+    queued.ok_or_else(|| CommandError::validation(format!("queued write {seq} does not exist")))
 }
 
 fn mirror(shell: &Shell) -> CommandResult<petstore::mirror::Mirror> {

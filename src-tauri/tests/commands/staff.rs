@@ -65,6 +65,8 @@ fn each_write_command_checks_the_signed_in_persons_role() {
     assert_eq!(sale["placedBy"]["staff"]["name"], "Ana", "{sale}");
 
     // A cashier sells; everything else is refused by name, and changes nothing.
+    let out = tempfile::tempdir().unwrap();
+    let backup = out.path().join("shop.db");
     for (cmd, args, permission) in [
         ("set_inventory", json!({ "petId": pet, "update": { "quantity": 50 } }), "count_stock"),
         (
@@ -92,6 +94,8 @@ fn each_write_command_checks_the_signed_in_persons_role() {
             json!({ "settings": app.ok("get_shop_settings", json!({})) }),
             "change_settings",
         ),
+        // A copy of the whole shop, customers' names and phones with it.
+        ("backup_database", json!({ "to": backup.to_str().unwrap() }), "change_settings"),
     ] {
         let refused = app.fails(cmd, args);
         assert_eq!(refused["code"], "permission_denied", "{cmd}: {refused}");
@@ -102,6 +106,7 @@ fn each_write_command_checks_the_signed_in_persons_role() {
     assert_eq!(app.ok("get_inventory", json!({ "petId": pet }))["quantity"], 9);
     assert_eq!(app.ok("list_staff", json!({})).as_array().unwrap().len(), 3);
     assert_eq!(app.ok("get_till_lock", json!({}))["idleMinutes"], 5, "the default");
+    assert!(!backup.exists(), "no backup made");
 }
 
 #[test]
