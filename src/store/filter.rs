@@ -88,3 +88,24 @@ pub(super) struct Source<'a> {
     pub from: &'a str,
     pub key: &'a str,
 }
+
+#[cfg(test)]
+impl Filter {
+    /// The plan SQLite makes for a page of 20 of `source` under this filter, in `order`
+    /// (undeferred): what the tests that hold a list to its index read.
+    pub(super) fn page_plan(
+        &self,
+        conn: &rusqlite::Connection,
+        source: Source<'_>,
+        order: &str,
+    ) -> Vec<String> {
+        let sql = self.page_sql(source, order, false);
+        let values = self.params.iter().cloned().chain([Value::Integer(20), Value::Integer(0)]);
+        conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap()
+            .query_map(rusqlite::params_from_iter(values), |r| r.get(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    }
+}

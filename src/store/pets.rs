@@ -226,22 +226,13 @@ pub(super) fn delete(conn: &Connection, id: PetId) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use rusqlite::params_from_iter;
-
     use super::*;
     use crate::domain::{CategoryId, PetStatus};
 
     /// The plan SQLite makes for the page statement of `filter`.
     fn plan(conn: &Connection, filter: &PetFilter) -> Vec<String> {
         let (w, order) = list_query(filter);
-        let sql = w.page_sql(PETS, order, false);
-        let values = w.params.iter().cloned().chain([Value::Integer(20), Value::Integer(0)]);
-        conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-            .unwrap()
-            .query_map(params_from_iter(values), |r| r.get(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap()
+        w.page_plan(conn, PETS, order)
     }
 
     #[test]
