@@ -125,6 +125,28 @@ impl FeedHub {
         ring.base.map(|_| ring.head)
     }
 
+    /// [`FeedHub::head`], once the reader has read: a stream opened while the reader is
+    /// starting waits for its first read (at most [`POLL_EVERY`]) rather than reading the
+    /// database itself, so that a thousand tills reconnecting at once after a restart cost
+    /// the reader's reads and not two each. `None` if the reader has still not read.
+    pub async fn head_once_read(&self) -> Option<u64> {
+        let mut version = self.subscribe();
+        let deadline = tokio::time::Instant::now() + POLL_EVERY;
+        loop {
+            if let Some(head) = self.head() {
+                return Some(head);
+            }
+            tokio::select! {
+                changed = version.changed() => {
+                    if changed.is_err() {
+                        return None;
+                    }
+                }
+                () = tokio::time::sleep_until(deadline) => return self.head(),
+            }
+        }
+    }
+
     /// Whether a stream at `position` can be served from the ring: then the position is
     /// good (no need to ask the database whether it was purged).
     pub fn covers(&self, position: u64) -> bool {
@@ -206,7 +228,9 @@ impl FeedHub {
                     false
                 }
                 () = tokio::time::sleep(POLL_EVERY) => true,
-                () = self.wake.notified() => false,
+                // Not woken by streams opening while it runs: they read from the ring, and a
+                // read for each would cost the database one per stream again. (The wake
+                // left meanwhile is taken, harmlessly, when it next goes idle.)
                 _ = stopping.wait_for(|stopping| *stopping) => return,
             };
             if quiet {
@@ -222,8 +246,9 @@ impl FeedHub {
             Some(head) => head,
             None => {
                 let head = self.bounds().await?.head;
-                let mut ring = self.ring_mut();
-                *ring = Ring { base: Some(head), head, events: VecDeque::new() };
+                *self.ring_mut() = Ring { base: Some(head), head, events: VecDeque::new() };
+                // The streams waiting for the reader's first read (`head_once_read`).
+                self.version.send_modify(|v| *v += 1);
                 head
             }
         };

@@ -90,7 +90,8 @@ async fn events(
     let version = hub.subscribe();
     // A position in the ring is good as it is; any other is read first, so that a position
     // the feed no longer has is a plain 410 (and "now" is the feed's head).
-    let since = match given.or_else(|| hub.head()) {
+    let head = hub.head_once_read().await;
+    let since = match given.or(head) {
         Some(since) => since,
         None => hub.bounds().await?.head,
     };

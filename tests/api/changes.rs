@@ -583,6 +583,26 @@ async fn fifty_streams_cost_the_feeds_reads_per_commit_of_one() {
 }
 
 #[tokio::test]
+async fn fifty_streams_opened_at_once_cost_the_feed_the_readers_reads() {
+    // A chain's tills reconnect at once after a restart. Each stream opened before the
+    // shared reader had read used to read the feed itself, twice (its head, its page): the
+    // streams now wait for the reader's first read.
+    async fn reads_to_open(streams: usize) -> u64 {
+        let app = spawn_app().await;
+        let before = app.feed().reads();
+        let opening = (0..streams).map(|_| Events::open(&app, None, ""));
+        let mut streams = futures_util::future::join_all(opening).await;
+        let reads = app.feed().reads() - before;
+        change_and_receive(&app, &mut streams, 1).await;
+        reads
+    }
+    // Each on a fresh server, whose reader is idle until the first stream opens.
+    let one = reads_to_open(1).await;
+    let fifty = reads_to_open(50).await;
+    assert!(fifty <= one + 2, "50 streams opened at once: {fifty} reads of the feed; one stream: {one}");
+}
+
+#[tokio::test]
 async fn streams_behind_the_shared_reader_read_the_database_and_miss_nothing() {
     // 5,000 changes in one import: more than the reader keeps in memory. A stream live
     // through them, and one that starts from before them, both get every change in order.
