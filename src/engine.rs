@@ -143,9 +143,13 @@ pub trait Feed: Send + Sync {
     }
     /// Where the change feed begins (past what was purged) and ends (its last change).
     async fn feed_bounds(&self) -> Result<FeedBounds>;
-    /// Up to `limit` changes of the feed after `since`, in order; `410 gone` if `since` is
-    /// behind what the feed still keeps or ahead of it (see [`FeedBounds::check`]).
-    async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage>;
+    /// The feed's position now for a reader in `scope`: the last change it is given (the
+    /// horizon when none is kept). A reader of the data alone that starts there, or waits
+    /// to get there, does not wait for the activity log's entries it is never given.
+    async fn feed_head(&self, scope: FeedScope) -> Result<u64>;
+    /// Up to `limit` changes of the feed after `since` in `scope`, in order; `410 gone` if
+    /// `since` is behind what the feed still keeps or ahead of it (see [`FeedBounds::check`]).
+    async fn changes_since(&self, since: u64, limit: u32, scope: FeedScope) -> Result<FeedPage>;
     /// Removes the feed's changes made before `before`, oldest first, and moves its horizon
     /// past them; answers how many it removed.
     async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64>;

@@ -11,7 +11,7 @@
 use std::collections::BTreeSet;
 
 use petstore::Feed;
-use petstore::domain::{Entity, FeedChange};
+use petstore::domain::{Entity, FeedChange, FeedScope};
 use petstore::store::Change;
 use serde::Serialize;
 use tokio::sync::broadcast::{self, error::TryRecvError};
@@ -37,6 +37,8 @@ pub struct DataChanged {
     pub orders: Vec<i64>,
     /// The shop's settings (currency, time zone, low-stock level); they have no ids.
     pub settings: bool,
+    /// New entries in the activity log, but a sale's: its order, in `orders`, is its news.
+    pub activity: bool,
 }
 
 impl DataChanged {
@@ -52,7 +54,7 @@ impl DataChanged {
 
     fn from_feed(changes: &[FeedChange], settings: bool) -> Self {
         let mut ids: [BTreeSet<i64>; 4] = Default::default();
-        let mut reset = false;
+        let (mut reset, mut activity) = (false, false);
         for change in changes {
             let slot = match change.entity {
                 Entity::Pet => 0,
@@ -63,6 +65,10 @@ impl DataChanged {
                     reset = true;
                     continue;
                 }
+                Entity::Activity => {
+                    activity = true;
+                    continue;
+                }
             };
             ids[slot].extend(change.id);
         }
@@ -71,7 +77,7 @@ impl DataChanged {
             return Self { settings, ..Self::reset() };
         }
         let [pets, stock, categories, orders] = ids.map(|set| set.into_iter().collect());
-        Self { reset, pets, stock, categories, orders, settings }
+        Self { reset, pets, stock, categories, orders, settings, activity }
     }
 }
 
@@ -124,7 +130,7 @@ impl Follower {
             self.since = head(db).await;
             return DataChanged { settings, ..DataChanged::reset() };
         };
-        match db.changes_since(since, MOST_ROWS).await {
+        match db.changes_since(since, MOST_ROWS, FeedScope::WithActivity).await {
             Ok(page) if page.changes.len() < MOST_ROWS as usize => {
                 self.since = Some(page.next);
                 DataChanged::from_feed(&page.changes, settings)

@@ -21,7 +21,7 @@ use axum::body::Bytes;
 use tokio::sync::{Notify, broadcast, watch};
 
 use super::streams::Streams;
-use crate::domain::{FEED_MAX_LIMIT, FeedBounds, FeedChange, FeedPage};
+use crate::domain::{Entity, FEED_MAX_LIMIT, FeedBounds, FeedChange, FeedPage, FeedScope};
 use crate::engine::{Feed, Keys};
 use crate::error::Result;
 
@@ -58,12 +58,48 @@ struct Ring {
     /// `None` while the reader is idle: nothing is known, every stream reads for itself.
     base: Option<u64>,
     head: u64,
-    events: VecDeque<(u64, Bytes)>,
+    events: VecDeque<Event>,
+}
+
+/// A change as the streams send it: its event's bytes, serialized once for all of them,
+/// and whether it is an entry of the activity log, which goes only to the streams that
+/// asked for those (`FeedScope`).
+pub struct Event {
+    seq: u64,
+    activity: bool,
+    bytes: Bytes,
+}
+
+impl Event {
+    /// `change` as an `activity` event for an entry of the activity log, a `change` event
+    /// for the rest.
+    pub fn of(change: &FeedChange) -> Self {
+        let data = serde_json::to_string(change).expect("a change serializes");
+        let activity = change.entity == Entity::Activity;
+        let name = if activity { "activity" } else { "change" };
+        let bytes = Bytes::from(format!("id: {}\nevent: {name}\ndata: {data}\n\n", change.seq));
+        Self { seq: change.seq, activity, bytes }
+    }
+
+    fn is_for(&self, scope: FeedScope) -> bool {
+        !self.activity || scope.with_activity()
+    }
+}
+
+/// The events of `events` that go to a stream in `scope`, as one chunk.
+pub fn chunk<'a>(events: impl IntoIterator<Item = &'a Event>, scope: FeedScope) -> Bytes {
+    let sent: Vec<&Event> = events.into_iter().filter(|e| e.is_for(scope)).collect();
+    let mut chunk = Vec::with_capacity(sent.iter().map(|e| e.bytes.len()).sum());
+    for event in sent {
+        chunk.extend_from_slice(&event.bytes);
+    }
+    Bytes::from(chunk)
 }
 
 /// What the ring has for a stream at a position.
 pub enum Lookup {
-    /// The events after the position, as one chunk, and the number of the last.
+    /// The events after the position, as one chunk, and the number of the last (past those
+    /// the stream was not sent: the chunk may be empty).
     Events(Bytes, u64),
     /// Nothing yet: wait for the ring to change.
     Wait,
@@ -154,26 +190,23 @@ impl FeedHub {
         ring.base.is_some_and(|base| base <= position && position <= ring.head)
     }
 
-    pub fn after(&self, position: u64) -> Lookup {
+    /// What the ring has after `position` for a stream in `scope`.
+    pub fn after(&self, position: u64, scope: FeedScope) -> Lookup {
         let ring = self.ring();
         let Some(base) = ring.base else { return Lookup::Behind };
         if position < base {
             return Lookup::Behind;
         }
-        let from = ring.events.partition_point(|(seq, _)| *seq <= position);
-        let events: Vec<_> = ring.events.range(from..).take(CHUNK_EVENTS).collect();
-        let Some((last, _)) = events.last() else { return Lookup::Wait };
-        let mut chunk = Vec::with_capacity(events.iter().map(|(_, e)| e.len()).sum());
-        for (_, event) in &events {
-            chunk.extend_from_slice(event);
-        }
-        Lookup::Events(Bytes::from(chunk), *last)
+        let from = ring.events.partition_point(|e| e.seq <= position);
+        let events = ring.events.range(from..).take(CHUNK_EVENTS);
+        let Some(last) = events.clone().last().map(|e| e.seq) else { return Lookup::Wait };
+        Lookup::Events(chunk(events, scope), last)
     }
 
     /// A read of the feed, counted.
     pub async fn read(&self, since: u64) -> Result<FeedPage> {
         self.reads.fetch_add(1, Ordering::Relaxed);
-        self.feed.changes_since(since, FEED_MAX_LIMIT).await
+        self.feed.changes_since(since, FEED_MAX_LIMIT, FeedScope::WithActivity).await
     }
 
     pub async fn bounds(&self) -> Result<FeedBounds> {
@@ -264,12 +297,12 @@ impl FeedHub {
             {
                 let mut ring = self.ring_mut();
                 for change in &page.changes {
-                    ring.events.push_back((change.seq, change_event(change)));
+                    ring.events.push_back(Event::of(change));
                 }
                 ring.head = page.next;
                 while ring.events.len() > RING_EVENTS {
-                    if let Some((seq, _)) = ring.events.pop_front() {
-                        ring.base = Some(seq);
+                    if let Some(event) = ring.events.pop_front() {
+                        ring.base = Some(event.seq);
                     }
                 }
             }
@@ -290,17 +323,11 @@ impl FeedHub {
     }
 
     /// Puts an event in the ring, as the reader does after a read.
-    pub(super) fn push_event(&self, seq: u64, event: Bytes) {
+    pub(super) fn push_event(&self, seq: u64, bytes: Bytes) {
         let mut ring = self.ring_mut();
-        ring.events.push_back((seq, event));
+        ring.events.push_back(Event { seq, activity: false, bytes });
         ring.head = seq;
         drop(ring);
         self.version.send_modify(|v| *v += 1);
     }
-}
-
-/// A change as the bytes of its event, serialized once for every stream.
-pub fn change_event(change: &FeedChange) -> Bytes {
-    let data = serde_json::to_string(change).expect("a change serializes");
-    Bytes::from(format!("id: {}\nevent: change\ndata: {data}\n\n", change.seq))
 }

@@ -21,10 +21,10 @@ use super::Routes;
 use super::access::NamedKey;
 use super::error::{ApiError, ApiResult};
 use super::extract::Params;
-use super::fanout::{FeedHub, Lookup, POLL_EVERY, change_event};
+use super::fanout::{Event, FeedHub, Lookup, POLL_EVERY, chunk};
 use super::state::AppState;
 use super::streams::{StreamKey, Ticket};
-use crate::domain::{FeedPage, feed_limit, feed_position};
+use crate::domain::{FeedPage, FeedScope, feed_limit, feed_position};
 use crate::engine::Feed;
 use crate::error::Error;
 
@@ -48,20 +48,33 @@ pub(super) fn routes(r: Routes) -> Routes {
     r.add(Method::GET, "/changes", changes).add(Method::GET, "/events", events)
 }
 
-/// Where a reader starts: the number it gives, else now (the feed's head), so that a client
-/// that has just read everything follows on from there.
-async fn start(store: &dyn Feed, given: Option<u64>) -> Result<u64, Error> {
+/// Where a reader starts: the number it gives, else now (the feed's head in its scope), so
+/// that a client that has just read everything follows on from there.
+async fn start(store: &dyn Feed, given: Option<u64>, scope: FeedScope) -> Result<u64, Error> {
     match given {
         Some(since) => feed_position(since),
-        None => Ok(store.feed_bounds().await?.head),
+        None => Ok(store.feed_head(scope).await?),
     }
 }
 
 async fn changes(State(s): State<AppState>, params: Params) -> ApiResult<impl IntoResponse> {
-    params.allow(&["since", "limit"])?;
+    params.allow(&["since", "limit", "include"])?;
     let limit = feed_limit(params.one("limit")?)?;
-    let since = start(s.changes.as_ref(), params.one("since")?).await?;
-    Ok(Json(s.changes.changes_since(since, limit).await?))
+    let scope = scope(params.one("include")?)?;
+    let since = start(s.changes.as_ref(), params.one("since")?, scope).await?;
+    Ok(Json(s.changes.changes_since(since, limit, scope).await?))
+}
+
+/// `include=activity` gives the activity log's entries too; without it, the shop's data
+/// only, as the feed was before them.
+fn scope(include: Option<String>) -> Result<FeedScope, Error> {
+    match include.as_deref() {
+        None => Ok(FeedScope::Data),
+        Some("activity") => Ok(FeedScope::WithActivity),
+        Some(other) => Err(Error::invalid_parameter(format!(
+            "include must be activity (the activity log's entries), not {other:?}"
+        ))),
+    }
 }
 
 async fn events(
@@ -71,7 +84,8 @@ async fn events(
     headers: HeaderMap,
     params: Params,
 ) -> ApiResult<Response> {
-    params.allow(&["since"])?;
+    params.allow(&["since", "include"])?;
+    let scope = scope(params.one("include")?)?;
     let resumed = last_event_id(&headers)?;
     let given = match resumed.or(params.one("since")?) {
         Some(given) => Some(feed_position(given)?),
@@ -98,6 +112,7 @@ async fn events(
     let first = if hub.covers(since) { None } else { Some(hub.read(since).await?) };
     let mut follower = Follower {
         hub,
+        scope,
         position: since,
         pending: None,
         version,
@@ -138,6 +153,8 @@ fn last_event_id(headers: &HeaderMap) -> Result<Option<u64>, Error> {
 /// behind the ring.
 struct Follower {
     hub: Arc<FeedHub>,
+    /// Whether it is sent the activity log's entries.
+    scope: FeedScope,
     /// The last change sent, or the position it started after.
     position: u64,
     /// Events read from the database, not sent yet.
@@ -165,15 +182,10 @@ impl Follower {
 
     /// Keeps the changes of a page read from the database to send next.
     fn take(&mut self, page: FeedPage) {
-        if page.changes.is_empty() {
-            return;
-        }
-        let mut chunk = Vec::new();
-        for change in &page.changes {
-            chunk.extend_from_slice(&change_event(change));
-        }
+        let events: Vec<Event> = page.changes.iter().map(Event::of).collect();
+        let chunk = chunk(&events, self.scope);
         self.position = page.next;
-        self.pending = Some(Bytes::from(chunk));
+        self.pending = (!chunk.is_empty()).then_some(chunk);
     }
 
     /// Waits until `at`, or answers `false` when the stream ends meanwhile (the server
@@ -201,7 +213,12 @@ impl Follower {
                 return Some(chunk);
             }
             self.version.borrow_and_update();
-            match self.hub.after(self.position) {
+            match self.hub.after(self.position, self.scope) {
+                // Only changes this stream is not sent: past them, and look again.
+                Lookup::Events(chunk, last) if chunk.is_empty() => {
+                    self.position = last;
+                    continue;
+                }
                 Lookup::Events(chunk, last) => {
                     // The reader ends a revoked key's streams before the ring has the changes
                     // made after the revocation: looked at after the ring, so as to see that.
@@ -284,6 +301,7 @@ mod tests {
         let mut follower = Follower {
             version: hub.subscribe(),
             hub: hub.clone(),
+            scope: FeedScope::Data,
             position: 0,
             pending: None,
             stopping,

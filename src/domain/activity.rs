@@ -318,7 +318,8 @@ pub struct ActivityFilter {
 /// The one kind the log's index by kind leaves out (SQLite migration 0019, PostgreSQL
 /// 0015): an order placed is most of a shop's log and its entry is written with every
 /// sale, so indexing it cost each sale a second index write; it is listed by reading the
-/// log newest first, where nearly every entry is one.
+/// log newest first, where nearly every entry is one. For the same reason the change feed
+/// leaves its entries out (SQLite 0020, PostgreSQL 0016): the sale's order is in the feed.
 pub const UNINDEXED_KIND: ActivityKind = ActivityKind::OrderPlaced;
 
 impl ActivityKind {

@@ -2,6 +2,11 @@
 //! (`GET /changes`, `GET /events`). Each change names the thing and what happened to it,
 //! not its new state: a client reads that from the resource (one `GET /pets?id=` for many
 //! pets), so the feed stays small and never disagrees with the resource.
+//!
+//! The activity log's entries are in the feed too (entity `activity`), for the readers who
+//! ask for them ([`FeedScope`]): every entry but a sale's, which its order's `created`
+//! change announces (the order says who placed it), so that a sale writes no more to the
+//! feed than it did before the log.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +26,8 @@ pub enum Entity {
     Order,
     /// The whole shop (a bulk load): a client starts over from a full read.
     Shop,
+    /// An entry of the activity log (always `created`): who did what, `GET /activity`.
+    Activity,
 }
 
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -43,6 +50,7 @@ impl Entity {
             "category" => Self::Category,
             "order" => Self::Order,
             "shop" => Self::Shop,
+            "activity" => Self::Activity,
             _ => return None,
         })
     }
@@ -58,6 +66,26 @@ impl Action {
             "reset" => Self::Reset,
             _ => return None,
         })
+    }
+}
+
+/// Which changes a reader of the feed is given. A reader written before the activity log
+/// was in the feed would stop at an entity it does not know, and a till has no use for
+/// the chain's sign-ins, so its entries go only to those who ask (`include=activity` on
+/// `GET /changes` and `GET /events`, where they are `activity` events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FeedScope {
+    /// The shop's data: pets, stock, categories, orders, the shop.
+    Data,
+    /// The shop's data and the activity log's entries.
+    WithActivity,
+}
+
+impl FeedScope {
+    /// Whether this reader is given the activity log's entries: the one bit both engines'
+    /// reads carry, as `(? OR entity <> 'activity')`.
+    pub fn with_activity(self) -> bool {
+        self == Self::WithActivity
     }
 }
 

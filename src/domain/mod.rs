@@ -35,8 +35,8 @@ pub use counter::{CounterAnswer, CounterWrite};
 pub use csv_cell::{defuse, undo_defuse};
 pub use export::{EXPORT_PAGE, OrderExport, PetExport};
 pub use feed::{
-    Action, Entity, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FeedBounds, FeedChange, FeedPage, feed_limit,
-    feed_position, purge_through,
+    Action, Entity, FEED_DEFAULT_LIMIT, FEED_MAX_LIMIT, FeedBounds, FeedChange, FeedPage, FeedScope,
+    feed_limit, feed_position, purge_through,
 };
 pub use history::{AuditRecord, StockEntry, StockEntryKind, history_sql};
 pub use ids::{AdjustmentId, CategoryId, OrderId, PetId, StaffId};

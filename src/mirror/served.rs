@@ -80,8 +80,11 @@ impl Feed for Mirror {
     async fn feed_bounds(&self) -> Result<FeedBounds> {
         self.store().feed_bounds().await
     }
-    async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage> {
-        self.store().changes_since(since, limit).await
+    async fn feed_head(&self, scope: FeedScope) -> Result<u64> {
+        self.store().feed_head(scope).await
+    }
+    async fn changes_since(&self, since: u64, limit: u32, scope: FeedScope) -> Result<FeedPage> {
+        self.store().changes_since(since, limit, scope).await
     }
     async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64> {
         self.store().purge_changes(before).await

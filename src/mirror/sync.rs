@@ -194,6 +194,8 @@ async fn apply(shared: &Shared, changes: &[FeedChange]) -> Result<(), Stop> {
         };
         match (change.entity, change.action) {
             (Entity::Shop, _) | (_, Action::Reset) => return Err(Stop::Recopy),
+            // The log is the server's (the till reads it there); its reads ask for none.
+            (Entity::Activity, _) => {}
             (entity, Action::Deleted) => deleted.push((entity, id)),
             (Entity::Category, _) => drop(categories.insert(id)),
             (Entity::Pet, _) => drop(pets.insert(id)),

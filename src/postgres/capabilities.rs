@@ -26,8 +26,11 @@ impl Feed for PgStore {
     async fn feed_bounds(&self) -> Result<FeedBounds> {
         feed::bounds(&*self.client().await?).await
     }
-    async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage> {
-        feed::since(&*self.client().await?, since, limit).await
+    async fn feed_head(&self, scope: FeedScope) -> Result<u64> {
+        feed::head(&*self.client().await?, scope).await
+    }
+    async fn changes_since(&self, since: u64, limit: u32, scope: FeedScope) -> Result<FeedPage> {
+        feed::since(&*self.client().await?, since, limit, scope).await
     }
     async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64> {
         let before = Timestamp::from(before);

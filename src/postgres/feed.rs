@@ -17,7 +17,7 @@ use tokio::sync::broadcast;
 
 use super::pg;
 use super::types::col;
-use crate::domain::{FeedBounds, FeedChange, FeedPage, Timestamp, purge_through};
+use crate::domain::{FeedBounds, FeedChange, FeedPage, FeedScope, Timestamp, purge_through};
 use crate::engine::Change;
 use crate::error::{Error, Result};
 
@@ -30,17 +30,24 @@ const RETRY: Duration = Duration::from_millis(20);
 /// How often a quiet feed is checked for rows nobody announced.
 const SWEEP: Duration = Duration::from_secs(1);
 
-/// The bounds, and up to `limit` changes after `since`, in one statement: one snapshot, so
-/// a purge or a sequencer committing meanwhile is wholly seen or not at all.
-pub(super) async fn since(c: &impl GenericClient, since: u64, limit: u32) -> Result<FeedPage> {
+/// The bounds, and up to `limit` changes after `since` in `scope`, in one statement: one
+/// snapshot, so a purge or a sequencer committing meanwhile is wholly seen or not at all.
+pub(super) async fn since(
+    c: &impl GenericClient,
+    since: u64,
+    limit: u32,
+    scope: FeedScope,
+) -> Result<FeedPage> {
     let sql = "SELECT h.purged_through, f.last, c.seq, c.entity, c.entity_id, c.action, c.at
                FROM change_horizon h CROSS JOIN feed_counter f
                LEFT JOIN LATERAL (SELECT seq, entity, entity_id, action, at FROM changes
-                                  WHERE seq > $1 ORDER BY seq LIMIT $2) c ON true
+                                  WHERE seq > $1 AND ($3 OR entity <> 'activity')
+                                  ORDER BY seq LIMIT $2) c ON true
                WHERE h.id = 1 AND f.id = 1";
     let after = i64::try_from(since).unwrap_or(i64::MAX);
-    let rows =
-        c.query(&c.prepare_cached(sql).await.map_err(pg)?, &[&after, &i64::from(limit)]).await.map_err(pg)?;
+    let params: [&(dyn tokio_postgres::types::ToSql + Sync); 3] =
+        [&after, &i64::from(limit), &scope.with_activity()];
+    let rows = c.query(&c.prepare_cached(sql).await.map_err(pg)?, &params).await.map_err(pg)?;
     let first =
         rows.first().ok_or_else(|| Error::internal("the change feed's bookkeeping rows are missing"))?;
     FeedBounds::from_stored(col(first, 0)?, Some(col(first, 1)?)).check(since)?;
@@ -51,6 +58,20 @@ pub(super) async fn since(c: &impl GenericClient, since: u64, limit: u32) -> Res
         changes.push(FeedChange::from_stored(seq, &entity, col(row, 4)?, &action, col(row, 6)?)?);
     }
     Ok(FeedPage::after(since, changes))
+}
+
+/// The last change a reader in `scope` is given, else the horizon: the last number given,
+/// or the newest of the data's (the numbers' index walked back past the log's entries).
+pub(super) async fn head(c: &impl GenericClient, scope: FeedScope) -> Result<u64> {
+    if scope.with_activity() {
+        return Ok(bounds(c).await?.head);
+    }
+    let sql = "SELECT h.purged_through,
+                      (SELECT seq FROM changes WHERE seq IS NOT NULL AND entity <> 'activity'
+                       ORDER BY seq DESC LIMIT 1)
+               FROM change_horizon h WHERE h.id = 1";
+    let row = c.query_one(&c.prepare_cached(sql).await.map_err(pg)?, &[]).await.map_err(pg)?;
+    Ok(FeedBounds::from_stored(col(&row, 0)?, col(&row, 1)?).head)
 }
 
 pub(super) async fn bounds(c: &impl GenericClient) -> Result<FeedBounds> {

@@ -25,6 +25,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("../../migrations/postgres/0013_till_scope.sql"),
     include_str!("../../migrations/postgres/0014_staff_proof_keys.sql"),
     include_str!("../../migrations/postgres/0015_activity_by_kind_without_orders.sql"),
+    include_str!("../../migrations/postgres/0016_activity_in_the_feed.sql"),
 ];
 
 /// The schema version this Petstore makes and understands.

@@ -21,8 +21,11 @@ impl Feed for Store {
     async fn feed_bounds(&self) -> Result<FeedBounds> {
         self.read_bounded(feed::bounds).await
     }
-    async fn changes_since(&self, since: u64, limit: u32) -> Result<FeedPage> {
-        self.read(move |c| feed::since(c, since, limit)).await
+    async fn feed_head(&self, scope: FeedScope) -> Result<u64> {
+        self.read_bounded(move |c| feed::head(c, scope)).await
+    }
+    async fn changes_since(&self, since: u64, limit: u32, scope: FeedScope) -> Result<FeedPage> {
+        self.read(move |c| feed::since(c, since, limit, scope)).await
     }
     async fn purge_changes(&self, before: DateTime<Utc>) -> Result<u64> {
         let before = Timestamp::from(before);

@@ -3,7 +3,7 @@
 
 use rusqlite::{Connection, params};
 
-use crate::domain::{FeedBounds, FeedChange, FeedPage, Timestamp, purge_through};
+use crate::domain::{FeedBounds, FeedChange, FeedPage, FeedScope, Timestamp, purge_through};
 use crate::error::Result;
 
 /// Rows removed by one purge transaction: the writer's other work waits for no more.
@@ -18,15 +18,30 @@ pub(super) fn bounds(conn: &Connection) -> Result<FeedBounds> {
     Ok(FeedBounds::from_stored(purged_through, last))
 }
 
-/// Up to `limit` changes after `since`, read in one snapshot with the bounds they are
-/// checked against.
-pub(super) fn since(conn: &Connection, since: u64, limit: u32) -> Result<FeedPage> {
+/// The last change a reader in `scope` is given, else the horizon: the newest row, or the
+/// newest of the data's (walking back past the log's entries after it, the rowid's order).
+pub(super) fn head(conn: &Connection, scope: FeedScope) -> Result<u64> {
+    let (purged_through, last): (i64, Option<i64>) = conn.query_row(
+        "SELECT purged_through,
+                (SELECT seq FROM changes WHERE ?1 OR entity <> 'activity' ORDER BY seq DESC LIMIT 1)
+         FROM change_horizon WHERE id = 1",
+        [scope.with_activity()],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok(FeedBounds::from_stored(purged_through, last).head)
+}
+
+/// Up to `limit` changes after `since` in `scope`, read in one snapshot with the bounds they
+/// are checked against.
+pub(super) fn since(conn: &Connection, since: u64, limit: u32, scope: FeedScope) -> Result<FeedPage> {
     bounds(conn)?.check(since)?;
     let mut statement = conn.prepare_cached(
-        "SELECT seq, entity, entity_id, action, at FROM changes WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        "SELECT seq, entity, entity_id, action, at FROM changes
+         WHERE seq > ?1 AND (?3 OR entity <> 'activity') ORDER BY seq LIMIT ?2",
     )?;
+    let after = i64::try_from(since).unwrap_or(i64::MAX);
     let changes = statement
-        .query_map(params![i64::try_from(since).unwrap_or(i64::MAX), limit], |r| {
+        .query_map(params![after, limit, scope.with_activity()], |r| {
             Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get(2)?, r.get::<_, String>(3)?, r.get(4)?))
         })?
         .map(|row| {

@@ -44,11 +44,16 @@ async fn head(app: &TestApp) -> u64 {
 /// Every change after `since`, read to the end however many pages it takes; waits up to 5 s
 /// for at least `at_least` of them (PostgreSQL numbers them just after their commit).
 async fn changes_after(app: &TestApp, since: u64, at_least: usize) -> (Vec<Value>, u64) {
+    changes_after_in(app, since, at_least, "").await
+}
+
+/// [`changes_after`], with `query` added to each read (`&include=activity`).
+async fn changes_after_in(app: &TestApp, since: u64, at_least: usize, query: &str) -> (Vec<Value>, u64) {
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     loop {
         let (mut all, mut next) = (Vec::new(), since);
         loop {
-            let page = app.get(&format!("/changes?since={next}&limit=3")).await.expect_status(200);
+            let page = app.get(&format!("/changes?since={next}&limit=3{query}")).await.expect_status(200);
             let got = page.body["changes"].as_array().unwrap().clone();
             let page_next = page.body["next"].as_u64().unwrap();
             if got.is_empty() {
@@ -116,6 +121,12 @@ async fn every_committed_change_is_in_the_feed_in_order_and_nothing_else() {
         assert!((Utc::now() - at.to_utc()).num_seconds().abs() < 60, "{c}");
     }
     assert_eq!(head(&app).await, next, "the head is the last change");
+    // The head of a reader of the log's entries too is its last change, the category's
+    // deletion's entry: after the data's.
+    let (all, last) = changes_after_in(&app, next, 1, "&include=activity").await;
+    assert!(!all.is_empty() && all.iter().all(|c| c["entity"] == "activity"), "{all:?}");
+    let now = app.get("/changes?include=activity").await.expect_status(200);
+    assert_eq!(now.body["next"].as_u64(), Some(last));
 }
 
 #[tokio::test]
@@ -151,17 +162,99 @@ async fn an_imported_pet_with_stock_is_a_change_of_its_stock_too() {
 async fn bad_positions_and_limits_are_refused_with_what_to_do() {
     let app = spawn_app().await;
     app.category("Birds").await;
-    let (_, last) = changes_after(&app, 0, 1).await;
+    let (_, last) = changes_after_in(&app, 0, 2, "&include=activity").await;
 
     let ahead = app.get(&format!("/changes?since={}", last + 1)).await.expect_status(410);
     assert_eq!(ahead.code(), "gone");
     assert!(ahead.body["message"].as_str().unwrap().contains("read everything again"), "{:?}", ahead.body);
-    for bad in ["limit=0", "limit=1001", "since=-1", "since=x", "since=9223372036854775808", "offset=3"] {
+    let bad_ones = ["limit=0", "limit=1001", "since=-1", "since=x", "since=9223372036854775808", "offset=3"];
+    for bad in bad_ones.into_iter().chain(["include=orders", "include="]) {
         let reply = app.get(&format!("/changes?{bad}")).await.expect_status(400);
         assert_eq!(reply.code(), "invalid_parameter", "{bad}");
     }
     let reply = app.send(app.request(Method::GET, "/events").header("last-event-id", "soon")).await;
     assert_eq!((reply.status.as_u16(), reply.code()), (400, "invalid_parameter"));
+    let reply = app.get("/events?include=everything").await.expect_status(400);
+    assert!(reply.body["message"].as_str().unwrap().contains("include must be activity"), "{:?}", reply.body);
+}
+
+/// The activity log's entries are in the feed for a reader that asks (`include=activity`),
+/// each naming an entry `GET /activity` lists; a sale's is not, its order's change is its
+/// news; and a reader that does not ask sees the feed as before the log.
+#[tokio::test]
+async fn the_activity_log_is_in_the_feed_for_who_asks_and_a_sale_is_its_order() {
+    let app = spawn_app().await;
+    let start = head(&app).await;
+    let mut plain = Events::open(&app, None, &format!("?since={start}")).await;
+    let mut with_activity = Events::open(&app, None, &format!("?since={start}&include=activity")).await;
+
+    let birds = app.category("Birds").await;
+    let pet = app.post("/pets", json!({ "name": "Kiwi", "categoryId": birds })).await.expect_status(201).body
+        ["id"]
+        .as_i64()
+        .unwrap();
+    app.put(&format!("/store/inventory/{pet}"), json!({ "quantity": 5 })).await.expect_status(200);
+    let order = app.post("/store/orders", json!({ "petId": pet, "quantity": 1 })).await.expect_status(201);
+    let order = order.body["id"].as_i64().unwrap();
+
+    // The log, newest first: the sale, the count, the pet, the category.
+    let log = app.get("/activity?limit=4").await.expect_status(200).body;
+    let kinds: Vec<&str> = log.as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["order_placed", "stock_counted", "pet_created", "category_created"]);
+    let entry = |i: usize| log[i]["id"].as_i64().unwrap();
+
+    let data = [
+        change("category", birds, "created"),
+        change("pet", pet, "created"),
+        change("inventory", pet, "updated"),
+        change("order", order, "created"),
+        change("inventory", pet, "updated"),
+    ];
+    let (all, _) = changes_after_in(&app, start, 8, "&include=activity").await;
+    let listed = what(&Value::Array(all.clone()));
+    let (activity, rest): (Vec<_>, Vec<_>) =
+        listed.iter().cloned().partition(|(entity, ..)| entity == "activity");
+    assert_eq!(
+        activity,
+        [
+            change("activity", entry(3), "created"),
+            change("activity", entry(2), "created"),
+            change("activity", entry(1), "created")
+        ],
+        "every entry but the sale's, in the order they were made"
+    );
+    let mut sorted = rest.clone();
+    sorted.sort();
+    let mut expected = data.to_vec();
+    expected.sort();
+    assert_eq!(sorted, expected, "and the data's changes, as ever");
+    // Each entry comes after its write's own change, in the same transaction.
+    let at = |c: &(String, i64, String)| listed.iter().position(|l| l == c).unwrap();
+    assert!(at(&change("category", birds, "created")) < at(&change("activity", entry(3), "created")));
+
+    let (without, _) = changes_after(&app, start, 5).await;
+    assert_eq!(what(&Value::Array(without)), rest, "without include: the shop's data only");
+
+    for _ in 0..rest.len() {
+        let event = plain.next(Duration::from_secs(5)).await.expect("a change");
+        assert_eq!(event.kind, "change", "{event:?}");
+    }
+    let mut kinds = Vec::new();
+    for _ in 0..listed.len() {
+        let event = with_activity.next(Duration::from_secs(5)).await.expect("a change or an entry");
+        let raw = json!({ "id": event.id, "event": event.kind, "data": event.raw });
+        openapi::check_schema("FeedEvent", &raw, "an event of GET /events?include=activity");
+        openapi::check_schema("FeedChange", &event.data, "the data of an event");
+        assert_eq!(event.kind == "activity", event.data["entity"] == "activity", "{event:?}");
+        kinds.push(event.data["seq"].as_u64().unwrap());
+    }
+    let seqs: Vec<u64> = all.iter().map(|c| c["seq"].as_u64().unwrap()).collect();
+    assert_eq!(kinds, seqs, "the stream sends what GET /changes lists, in its order");
+
+    // The plain stream was sent no entry: its next event is the next change of the data.
+    let fish = app.category("Fish").await;
+    let next = plain.next(Duration::from_secs(5)).await.expect("the next change");
+    assert_eq!(what(&json!([next.data])), [change("category", fish, "created")]);
 }
 
 #[tokio::test]
@@ -187,11 +280,12 @@ async fn a_position_behind_the_purged_changes_is_gone_and_the_head_still_good() 
     for name in ["Birds", "Fish", "Cats"] {
         app.category(name).await;
     }
-    let (_, last) = changes_after(&app, 0, 3).await;
+    // Each with its entry in the activity log: six changes.
+    let (_, last) = changes_after_in(&app, 0, 6, "&include=activity").await;
     // The retention passes: everything made until now is purged.
     let store = app.db.open().await;
     let removed = store.purge_changes(Utc::now() + TimeDelta::days(1)).await.unwrap();
-    assert_eq!(removed, 2, "all but the newest, which always stays");
+    assert_eq!(removed, 5, "all but the newest, which always stays");
     // Another process's commit: the server sees it once its readers take a new snapshot.
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     while app.get("/changes?since=0").await.status == 200 && std::time::Instant::now() < deadline {
@@ -205,12 +299,19 @@ async fn a_position_behind_the_purged_changes_is_gone_and_the_head_still_good() 
         assert_eq!(stream.status, 410);
     }
     // A client one change behind gets that change; one that had read everything goes on.
-    let (kept, _) = changes_after(&app, last - 1, 1).await;
+    let (kept, _) = changes_after_in(&app, last - 1, 1, "&include=activity").await;
     assert_eq!(kept.len(), 1);
-    assert_eq!(head(&app).await, last);
+    let now = app.get("/changes?include=activity").await.expect_status(200);
+    assert_eq!(now.body["next"].as_u64(), Some(last));
+    // The newest kept is an entry of the log: a reader of the data alone is at the horizon,
+    // where it misses nothing.
+    let data_head = head(&app).await;
+    assert_eq!(data_head, last - 1);
     let dog = app.category("Dogs").await;
-    let (after, _) = changes_after(&app, last, 1).await;
-    assert_eq!(what(&Value::Array(after)), [change("category", dog, "created")]);
+    for from in [data_head, last] {
+        let (after, _) = changes_after(&app, from, 1).await;
+        assert_eq!(what(&Value::Array(after)), [change("category", dog, "created")]);
+    }
 }
 
 #[tokio::test]

@@ -19,6 +19,7 @@ const changed = (c: Partial<DataChanged>): DataChanged => ({
   categories: [],
   orders: [],
   settings: false,
+  activity: false,
   ...c,
 });
 

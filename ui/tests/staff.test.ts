@@ -13,6 +13,7 @@ import PinPad from '../src/components/PinPad.svelte';
 import SignInScreen from '../src/components/SignInScreen.svelte';
 import OverrideDialog from '../src/components/OverrideDialog.svelte';
 import * as api from '../src/lib/api';
+import { CHANGE_DEBOUNCE_MS, notifyChange } from '../src/lib/changes';
 import ActivityScreen from '../src/screens/ActivityScreen.svelte';
 import { SYNC_EVENT } from '../src/lib/sync.svelte';
 import { staff } from '../src/lib/staff.svelte';
@@ -274,6 +275,30 @@ describe('the activity log', () => {
     // Category 7 was deleted: the list read to its end, which is one page here.
     expect(b.argsOf('list_categories')).toEqual([{ page: { limit: 100, offset: 0 } }]);
     expect(screen.queryByTestId('error-alert')).not.toBeInTheDocument();
+  });
+
+  it('grows as the shop writes: new entries or a sale read the page again, a stock change alone does not', async () => {
+    let entries = [activityEntry(1, 'pet_created', { staff: ANA }, null, 'Rex')];
+    const b = mockBackend({ list_staff: () => STAFF, list_activity: () => paged(entries) });
+    staff.serving = { staff: ANA, alone: false, remote: false };
+    render(ActivityScreen);
+    await waitFor(() => expect(screen.getAllByTestId('activity-row')).toHaveLength(1));
+    const reads = () => b.argsOf('list_activity').length;
+    const before = reads();
+
+    entries = [activityEntry(2, 'stock_counted', { staff: ANA }, null, '12 (was 9)'), ...entries];
+    notifyChange({ activity: true });
+    await waitFor(() => expect(screen.getAllByTestId('activity-row')).toHaveLength(2));
+    expect(reads()).toBe(before + 1);
+
+    entries = [activityEntry(3, 'order_placed', { staff: ANA }, null, null), ...entries];
+    notifyChange({ orders: [12] });
+    await waitFor(() => expect(screen.getAllByTestId('activity-row')).toHaveLength(3));
+    expect(reads()).toBe(before + 2);
+
+    notifyChange({ stock: [4] });
+    await new Promise((r) => setTimeout(r, CHANGE_DEBOUNCE_MS + 100));
+    expect(reads()).toBe(before + 2);
   });
 });
 

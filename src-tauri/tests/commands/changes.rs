@@ -21,13 +21,12 @@ fn pet(app: &TestApp, name: &str, stock: i64) -> i64 {
 
 /// The events heard, merged, from now until `done` holds of them (or 5 s pass).
 fn heard(events: &mpsc::Receiver<Value>, done: impl Fn(&Value) -> bool) -> Value {
-    let mut merged =
-        json!({ "reset": false, "pets": [], "stock": [], "categories": [], "orders": [], "settings": false });
+    let mut merged = json!({ "reset": false, "pets": [], "stock": [], "categories": [], "orders": [], "settings": false, "activity": false });
     let deadline = Instant::now() + Duration::from_secs(5);
     while !done(&merged) {
         let left = deadline.saturating_duration_since(Instant::now());
         let Ok(event) = events.recv_timeout(left) else { panic!("only heard {merged}") };
-        for key in ["reset", "settings"] {
+        for key in ["reset", "settings", "activity"] {
             merged[key] = json!(merged[key].as_bool().unwrap() || event[key].as_bool().unwrap());
         }
         for key in ["pets", "stock", "categories", "orders"] {
@@ -70,6 +69,8 @@ fn a_sale_tells_the_window_its_order_and_the_pets_stock() {
     let sale = heard(&events, |h| h["orders"] == json!([order["id"]]) && h["stock"] == json!([rex]));
     assert_eq!(sale["pets"], json!([]), "{sale}");
     assert_eq!((sale["reset"].clone(), sale["settings"].clone()), (json!(false), json!(false)));
+    // A sale's entry in the activity log is its order's news (the feed leaves it out).
+    assert_eq!(sale["activity"], json!(false), "{sale}");
     quiet(&events);
 
     // The last one: the pet is sold, a change of the pet itself.
@@ -94,7 +95,8 @@ fn a_category_and_a_deleted_pet_are_named_too() {
     heard(&events, |h| h["categories"] == json!([dogs]) && h["pets"] == json!([rex]));
     quiet(&events);
     app.ok("delete_pet", json!({ "id": rex }));
-    heard(&events, |h| h["pets"] == json!([rex]));
+    // With its entry in the activity log, for the log's screen.
+    heard(&events, |h| h["pets"] == json!([rex]) && h["activity"] == json!(true));
 }
 
 #[test]

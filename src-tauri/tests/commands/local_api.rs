@@ -36,14 +36,18 @@ fn a_change_through_the_local_api_reaches_the_window() {
     let client = Client::new(&address, &key).unwrap();
     let pet = tauri::async_runtime::block_on(client.create_pet(new_pet("From the till"))).unwrap();
 
-    // The event names the pet, so the window reads that row and no more.
+    // The event names the pet, so the window reads that row and no more; and the entry the
+    // activity log has of it.
     let change: serde_json::Value = serde_json::from_str(
         &rx.recv_timeout(Duration::from_secs(5)).expect("the window hears of the change"),
     )
     .unwrap();
     assert_eq!(
         change,
-        json!({ "reset": false, "pets": [pet.id.get()], "stock": [], "categories": [], "orders": [], "settings": false })
+        json!({
+            "reset": false, "pets": [pet.id.get()], "stock": [], "categories": [], "orders": [], "settings": false,
+            "activity": true
+        })
     );
     let pets = app.ok("list_pets", pet_query(json!({})));
     assert_eq!(pets["items"][0]["name"], "From the till");

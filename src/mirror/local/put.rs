@@ -305,7 +305,7 @@ fn remove(tx: &Connection, entity: Entity, id: i64) -> Result<()> {
                 tx.execute("DELETE FROM categories WHERE id = ?1", [id])?;
             }
         }
-        Entity::Inventory | Entity::Shop => {}
+        Entity::Inventory | Entity::Shop | Entity::Activity => {}
     }
     Ok(())
 }

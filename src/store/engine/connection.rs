@@ -31,6 +31,7 @@ const MIGRATIONS: &[M<'static>] = &[
     M::up(include_str!("../../../migrations/sqlite/0017_till_scope.sql")),
     M::up(include_str!("../../../migrations/sqlite/0018_staff_proof_keys.sql")),
     M::up(include_str!("../../../migrations/sqlite/0019_activity_by_kind_without_orders.sql")),
+    M::up(include_str!("../../../migrations/sqlite/0020_activity_in_the_feed.sql")),
 ];
 
 /// The schema version this binary writes (SQLite `user_version`).

@@ -1,6 +1,7 @@
 // The "petstore://changed" event says what data changed, whoever changed it: this window,
 // the local REST API, a script, another till. It names the rows (pets, their stock,
-// categories, orders by id), so a screen reads again only those rows; a reset (a bulk
+// categories, orders by id), and whether the activity log has new entries (a sale's is its
+// order), so a screen reads again only those rows; a reset (a bulk
 // load, a restored backup, too many changes at once) means everything may have changed.
 // Screens subscribe with `onChange`. Events are debounced and merged, so a burst (a
 // script's import, a sale's order and stock) costs one update, not one per event.
@@ -21,17 +22,21 @@ export type Changed = {
   categories: ReadonlySet<number>;
   orders: ReadonlySet<number>;
   settings: boolean;
+  activity: boolean;
 };
 
+/** What a screen may follow: a kind of the shop's data, or the activity log. */
+export type Kind = Change | 'activity';
+
 /** Whether `c` touches any of `kinds` (a reset touches all). */
-export function touches(c: Changed, kinds: readonly Change[]): boolean {
+export function touches(c: Changed, kinds: readonly Kind[]): boolean {
   if (c.reset) return true;
   return kinds.some((k) =>
-    k === 'settings' ? c.settings : (k === 'inventory' ? c.stock : c[k]).size > 0,
+    k === 'settings' || k === 'activity' ? c[k] : (k === 'inventory' ? c.stock : c[k]).size > 0,
   );
 }
 
-type Subscriber = { kinds: readonly Change[]; refresh: (changed: Changed) => void };
+type Subscriber = { kinds: readonly Kind[]; refresh: (changed: Changed) => void };
 
 const subscribers = new Set<Subscriber>();
 
@@ -43,6 +48,7 @@ function nothing() {
     categories: new Set<number>(),
     orders: new Set<number>(),
     settings: false,
+    activity: false,
   };
 }
 
@@ -66,6 +72,7 @@ const scheduleFlush = debounce(flush, CHANGE_DEBOUNCE_MS);
 export function notifyChange(change: Partial<DataChanged>): void {
   pending.reset ||= change.reset ?? false;
   pending.settings ||= change.settings ?? false;
+  pending.activity ||= change.activity ?? false;
   for (const id of change.pets ?? []) pending.pets.add(id);
   for (const id of change.stock ?? []) pending.stock.add(id);
   for (const id of change.categories ?? []) pending.categories.add(id);
@@ -77,7 +84,7 @@ export function notifyChange(change: Partial<DataChanged>): void {
  * Calls `refresh` with what changed after a change of any of `kinds` (or a reset). Returns
  * the unsubscribe function, so it can be returned from an `$effect` directly.
  */
-export function onChange(kinds: readonly Change[], refresh: (changed: Changed) => void): () => void {
+export function onChange(kinds: readonly Kind[], refresh: (changed: Changed) => void): () => void {
   const s = { kinds, refresh };
   subscribers.add(s);
   return () => subscribers.delete(s);

@@ -21,4 +21,8 @@ stock: Array<number>, categories: Array<number>, orders: Array<number>,
 /**
  * The shop's settings (currency, time zone, low-stock level); they have no ids.
  */
-settings: boolean, };
+settings: boolean, 
+/**
+ * New entries in the activity log, but a sale's: its order, in `orders`, is its news.
+ */
+activity: boolean, };
