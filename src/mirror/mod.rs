@@ -19,6 +19,7 @@ mod backoff;
 mod local;
 mod replay;
 mod served;
+mod served_staff;
 mod shop;
 mod staff;
 mod status;
@@ -34,7 +35,7 @@ use tokio::task::JoinHandle;
 
 use crate::Store;
 use crate::client::Client;
-use crate::domain::{OutboxCounts, OutboxEntry, Timestamp};
+use crate::domain::{OutboxCounts, OutboxEntry, StaffId, Timestamp};
 use crate::engine::Change;
 use crate::error::{Error, ErrorCode, Result};
 use local::Local;
@@ -56,6 +57,9 @@ struct Inner {
     /// Where the local API's named keys are kept: the computer's own store, whichever
     /// shop the API serves (the mirror itself when none is given).
     keys: Option<Store>,
+    /// The proof keys of the members signed in at the local API, one each, in memory only
+    /// (`served_staff.rs`).
+    local_proof_keys: std::sync::Mutex<std::collections::HashMap<StaffId, crate::staff::proof::ProofKey>>,
 }
 
 /// What the sync task and the operations share.
@@ -100,7 +104,8 @@ impl Mirror {
             wake: Arc::new(Notify::new()),
         };
         let task = tokio::spawn(sync::run(shared.clone(), origin));
-        Ok(Self { inner: Arc::new(Inner { shared, task, keys }), who: None })
+        let local_proof_keys = std::sync::Mutex::default();
+        Ok(Self { inner: Arc::new(Inner { shared, task, keys, local_proof_keys }), who: None })
     }
 
     /// The local copy (for what reads it directly, such as the local API).

@@ -41,11 +41,13 @@ impl Database for Mirror {
     async fn delete_order(&self, id: OrderId) -> Result<()> {
         Mirror::once(self, new_key(), CounterWrite::Delete(id)).await.map(drop)
     }
-    /// The till's copy keeps no record of who: the server it writes to attributes every
-    /// write to the till's key. (The local API of a till in remote mode signs in nobody,
-    /// since it has no staff of its own, so no staff member ever acts here.)
-    fn acting(&self, _: Actor) -> Arc<dyn Database> {
-        Arc::new(self.clone())
+    /// The writes of the member signed in at the local API go with their proofs, sent or
+    /// queued (`served_staff.rs`); the server attributes the rest to the till's key.
+    fn acting(&self, actor: Actor) -> Arc<dyn Database> {
+        match self.local_api_actor(&actor) {
+            Some(who) => Arc::new(Mirror::acting(self, who)),
+            None => Arc::new(self.clone()),
+        }
     }
 }
 
@@ -120,9 +122,7 @@ impl Mirror {
             imports: Capability::Lacks(
                 "a till in remote mode does not import pets; import them on the server (its API, POST /imports/pets)",
             ),
-            staff: Capability::Lacks(
-                "a till in remote mode keeps no staff: staff sign in at the server this till follows",
-            ),
+            staff: Capability::Has(Arc::new(super::served_staff::TillStaff(self.clone()))),
         }
     }
 }

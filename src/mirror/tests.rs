@@ -234,7 +234,7 @@ async fn two_tills_offline_selling_the_last_one_place_one_order_and_the_other_ne
 }
 
 /// The mirror served as the local API serves it in remote mode, on a free loopback port.
-async fn local_api(mirror: &Mirror) -> (String, oneshot::Sender<()>) {
+pub(super) async fn local_api(mirror: &Mirror) -> (String, oneshot::Sender<()>) {
     local_api_with_key(mirror, LOCAL_KEY).await
 }
 
@@ -250,7 +250,7 @@ async fn local_api_with_key(mirror: &Mirror, key: &str) -> (String, oneshot::Sen
     (url, stop)
 }
 
-const LOCAL_KEY: &str = "psk_local-api-key-of-the-till-0123456789abcdef";
+pub(super) const LOCAL_KEY: &str = "psk_local-api-key-of-the-till-0123456789abcdef";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_local_api_serves_the_mirror_and_answers_202_for_a_sale_taken_offline() {
