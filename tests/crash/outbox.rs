@@ -6,7 +6,11 @@
 //! accepted must be on the server exactly once, or in that till's "needs attention", none
 //! that it refused may be, and the stock must add up.
 //!
-//! Each sale is `POST /store/orders {petId, quantity, complete: true}` with an
+//! Each client is a clerk of the shop, a cashier with a PIN on the server, signed in at
+//! its till's local API (`POST /staff/sessions`) against the staff the till keeps, online or
+//! not; signed in again when the till was restarted (its sessions' proof keys were in its
+//! memory). Each sale is `POST /store/orders {petId, quantity, complete: true}` with the
+//! clerk's `Petstore-Staff` session and an
 //! `Idempotency-Key` of its own, sent again with the same key until it gets an answer (the
 //! till killed under it, or not listening yet): `201` (the server took it), `202` with
 //! `Petstore-Sync: pending` (queued, a provisional id), or `409` (out of stock or sold, as
@@ -14,7 +18,9 @@
 //! accepted sale is followed to its order on the server, through the mirror's
 //! `provisional_orders` for a queued one, or to its entry in the outbox's "needs attention"
 //! (the server refused it on replay: the other till sold that stock). Every order on the
-//! server must be one sale's, each sale at most one order. Some answered sales are also
+//! server must be one sale's, each sale at most one order, and placed by the clerk who
+//! made the sale (the proofs the till sent with it, now or from its outbox, held on the
+//! server). Some answered sales are also
 //! sent again with their key, as a client that lost its answer would: the answer must
 //! name the same order.
 //!
@@ -485,6 +491,8 @@ impl Answer {
 struct Sale {
     round: usize,
     till: usize,
+    /// The clerk who made it (a staff id on the server).
+    clerk: i64,
     key: String,
     pet: i64,
     quantity: i64,
@@ -500,11 +508,56 @@ struct Tries {
     not_listening: usize,
 }
 
-/// Sends one sale until it gets an answer, always with the same key and body.
+/// A cashier of the shop, one per client, and their session at the till, if signed in.
+#[derive(Clone)]
+struct Clerk {
+    id: i64,
+    pin: String,
+    session: Option<String>,
+}
+
+impl Clerk {
+    /// Signs in at the till's local API; `None` while the till cannot say yes or no (not
+    /// listening, cut off, not holding the server's staff yet): try again.
+    async fn sign_in(
+        &mut self,
+        http: &reqwest::Client,
+        base: &str,
+        api_key: &str,
+        till: usize,
+    ) -> Option<()> {
+        let reply = http
+            .post(format!("{base}/staff/sessions"))
+            .bearer_auth(api_key)
+            .json(&json!({ "staffId": self.id, "pin": self.pin }))
+            .send()
+            .await
+            .ok()?;
+        let status = reply.status().as_u16();
+        let body: Value = reply.json().await.ok()?;
+        match status {
+            201 => {
+                let token = body["token"].as_str();
+                self.session = Some(
+                    token
+                        .unwrap_or_else(|| panic!("till {till}: a sign-in without a token: {body}"))
+                        .to_owned(),
+                );
+                Some(())
+            }
+            500.. => None,
+            _ => panic!("till {till}: clerk {} could not sign in: {status} {body}", self.id),
+        }
+    }
+}
+
+/// Sends one sale until it gets an answer, always with the same key and body, as `clerk`
+/// (signing them in first, and again when the till forgot them).
 async fn sell(
     http: &reqwest::Client,
     endpoint: &RwLock<Endpoint>,
     till: usize,
+    clerk: &mut Clerk,
     key: &str,
     pet: i64,
     quantity: i64,
@@ -520,9 +573,16 @@ async fn sell(
             tries.not_listening
         );
         let Endpoint { base, key: api_key } = endpoint.read().unwrap().clone();
+        let Some(session) = clerk.session.clone() else {
+            if clerk.sign_in(http, &base, &api_key, till).await.is_none() {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            continue;
+        };
         let request = http
             .post(format!("{base}/store/orders"))
             .bearer_auth(&api_key)
+            .header("Petstore-Staff", session)
             .header("Idempotency-Key", key)
             .json(&body);
         let reply = match request.send().await {
@@ -579,6 +639,12 @@ async fn sell(
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
+            // The session is gone (the till restarted): nothing was written; sign in again
+            // and send the same sale.
+            401 => {
+                clerk.session = None;
+                continue;
+            }
             // The shop's refusals (a fresh sale may only be out of stock, `client` checks).
             400 | 404 | 409 => Answer::Refused(status, reply["code"].as_str().unwrap_or("").to_owned()),
             _ => panic!("till {till}: sale {key} ({quantity} of pet {pet}): {status} {reply}"),
@@ -600,6 +666,7 @@ async fn client(
     http: reqwest::Client,
     endpoint: Arc<RwLock<Endpoint>>,
     pets: Vec<i64>,
+    mut clerk: Clerk,
     round: usize,
     till: usize,
     client: usize,
@@ -615,7 +682,7 @@ async fn client(
         let pet = pets[rng.usize(..pets.len())];
         let quantity = rng.i64(1..=3);
         let asked = Instant::now();
-        let (answer, tries) = sell(&http, &endpoint, till, &key, pet, quantity).await;
+        let (answer, tries) = sell(&http, &endpoint, till, &mut clerk, &key, pet, quantity).await;
         if let Answer::Refused(status, code) = &answer {
             assert!(
                 *status == 409 && (code == "insufficient_stock" || code == "pet_not_available"),
@@ -627,7 +694,7 @@ async fn client(
         mine.tries.not_listening += tries.not_listening;
         // A clerk told "sold out" turns to another customer a little later.
         let pause = if answer.accepted() { rng.u64(10..=60) } else { rng.u64(100..=300) };
-        mine.sales.push(Sale { round, till, key, pet, quantity, answer });
+        mine.sales.push(Sale { round, till, clerk: clerk.id, key, pet, quantity, answer });
         tokio::time::sleep(Duration::from_millis(pause)).await;
     }
     (till, mine)
@@ -688,6 +755,8 @@ struct Soak {
     endpoints: Vec<Arc<RwLock<Endpoint>>>,
     proxies: Vec<Proxy>,
     pets: Vec<i64>,
+    /// Each till's clerks, one per client: signed in at the start of each round.
+    clerks: Vec<Vec<Clerk>>,
     /// Every unit the test counted in, per pet.
     stocked: BTreeMap<i64, i64>,
     sales: Vec<Sale>,
@@ -717,6 +786,7 @@ async fn soak(bin: PathBuf, rounds: usize, seed: u64) {
         endpoints: Vec::new(),
         proxies: Vec::new(),
         pets: Vec::new(),
+        clerks: Vec::new(),
         stocked: BTreeMap::new(),
         sales: Vec::new(),
         resent: Vec::new(),
@@ -734,6 +804,22 @@ async fn soak(bin: PathBuf, rounds: usize, seed: u64) {
         soak.stocked.insert(id, 0);
     }
     soak.restock(&mut rng).await;
+    // The shop's staff: its owner needs a PIN before anyone else joins.
+    let owner_pin = Some(json!({ "pin": "9999" }));
+    let (status, owner) = soak.server_call(reqwest::Method::PATCH, "/staff/1", owner_pin).await;
+    assert_eq!(status, 200, "{owner}");
+    for till in 1..=2 {
+        let mut clerks = Vec::new();
+        for client in 1..=CLIENTS_PER_TILL {
+            let pin = format!("{till}{client}{till}{client}");
+            let member =
+                json!({ "name": format!("Till {till} clerk {client}"), "role": "cashier", "pin": pin });
+            let (status, member) = soak.server_call(reqwest::Method::POST, "/staff", Some(member)).await;
+            assert_eq!(status, 201, "{member}");
+            clerks.push(Clerk { id: member["id"].as_i64().unwrap(), pin, session: None });
+        }
+        soak.clerks.push(clerks);
+    }
 
     for number in 1..=2 {
         let proxy = Proxy::start(upstream.clone()).await;
@@ -908,7 +994,18 @@ impl Soak {
         for till in 0..2 {
             for c in 0..CLIENTS_PER_TILL {
                 let args = (self.http.clone(), self.endpoints[till].clone(), self.pets.clone());
-                clients.spawn(client(args.0, args.1, args.2, round, till + 1, c + 1, rng.u64(..), until));
+                let clerk = self.clerks[till][c].clone();
+                clients.spawn(client(
+                    args.0,
+                    args.1,
+                    args.2,
+                    clerk,
+                    round,
+                    till + 1,
+                    c + 1,
+                    rng.u64(..),
+                    until,
+                ));
             }
         }
         let mut events = vec![(plan.switch_at, None)];
@@ -959,8 +1056,10 @@ impl Soak {
             rng.shuffle(&mut accepted);
             for sale in accepted.into_iter().take(2) {
                 let endpoint = &self.endpoints[till];
+                let mut clerk = self.clerks[till].iter().find(|c| c.id == sale.clerk).unwrap().clone();
                 let (answer, _) =
-                    sell(&self.http, endpoint, till + 1, &sale.key, sale.pet, sale.quantity).await;
+                    sell(&self.http, endpoint, till + 1, &mut clerk, &sale.key, sale.pet, sale.quantity)
+                        .await;
                 let when = format!(
                     "in round {round}, its link {}, the server {}",
                     plan.links[1][till].name(),
@@ -1180,10 +1279,11 @@ fn check(soak: &Soak, views: &[MirrorView], snapshot: &harness::Snapshot) -> (St
     };
     let describe = |s: &Sale| {
         format!(
-            "sale {} (round {}, till {}, {} of pet {}, answered {:?})",
-            s.key, s.round, s.till, s.quantity, s.pet, s.answer
+            "sale {} (round {}, till {}, clerk {}, {} of pet {}, answered {:?})",
+            s.key, s.round, s.till, s.clerk, s.quantity, s.pet, s.answer
         )
     };
+    let makers = server_makers(&soak.server_db());
 
     // Every accepted sale: one order on the server, with its pet and quantity, completed; or
     // needing attention.
@@ -1210,9 +1310,15 @@ fn check(soak: &Soak, views: &[MirrorView], snapshot: &harness::Snapshot) -> (St
             Ok(Outcome::Attention(p)) => {
                 figures.attention += 1;
                 attention.insert((sale.till, p));
-                let (pet, quantity, _) = &views[sale.till - 1].attention[&p];
+                let (pet, quantity, reason) = &views[sale.till - 1].attention[&p];
                 if (*pet, *quantity) != (sale.pet, sale.quantity) {
                     problems.push(format!("{}: needs attention as {quantity} of pet {pet}", describe(sale)));
+                }
+                // Only for the stock the other till sold (`domain::status_rules`' words), never
+                // for who made it: the clerk's proofs must hold on the server.
+                if !(reason.contains("in stock;") || reason.contains(", not available")) {
+                    problems
+                        .push(format!("{}: needs attention for another reason: {reason}", describe(sale)));
                 }
                 outcomes.insert(i, Outcome::Attention(p));
             }
@@ -1237,6 +1343,15 @@ fn check(soak: &Soak, views: &[MirrorView], snapshot: &harness::Snapshot) -> (St
                         ))
                     }
                     Some(_) => {}
+                }
+                // Who the server says placed it: the clerk, proved by the till's proofs.
+                match makers.get(&id) {
+                    Some(Some(clerk)) if *clerk == sale.clerk => {}
+                    Some(maker) => problems.push(format!(
+                        "{}: order {id} on the server was placed by staff member {maker:?}, not the clerk",
+                        describe(sale)
+                    )),
+                    None => {}
                 }
             }
         }
@@ -1336,7 +1451,9 @@ fn check(soak: &Soak, views: &[MirrorView], snapshot: &harness::Snapshot) -> (St
     let accepted = soak.sales.iter().filter(|s| s.answer.accepted()).count();
     let verdict = if problems.is_empty() {
         format!(
-            "none twice, no refused sale placed; {} answered sales sent again named the same order",
+            "none twice, no refused sale placed, each placed by its clerk ({} clerks); {} answered sales sent \
+             again named the same order",
+            soak.clerks.iter().flatten().count(),
             soak.resent.len()
         )
     } else {
@@ -1362,6 +1479,14 @@ fn server_keys(db: &Path) -> HashMap<i64, String> {
         .filter_map(Result::ok)
         .filter_map(|(key, body)| Some((serde_json::from_str::<Value>(&body).ok()?["id"].as_i64()?, key)))
         .collect()
+}
+
+/// Each order's maker on the server: the staff member its `placed_by` names (`None`: the
+/// key's own write).
+fn server_makers(db: &Path) -> HashMap<i64, Option<i64>> {
+    let c = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut statement = c.prepare("SELECT id, json_extract(placed_by, '$.staff.id') FROM orders").unwrap();
+    statement.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().filter_map(Result::ok).collect()
 }
 
 /// Each sale's key as a till passes it on to the server (`IdempotencyKey::forwarded`), to
