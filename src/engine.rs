@@ -226,6 +226,12 @@ pub trait Staff: Send + Sync {
     /// Every member with their PIN's hash, by id: what a till keeps to sign staff in while
     /// it cannot reach the server (never the proof keys).
     async fn staff_credentials(&self) -> Result<Vec<StaffCredential>>;
+    /// After `pin` signed member `id` in for `purpose` here: where the staff are another's
+    /// (the local API of a till in remote mode, `mirror/served_staff.rs`), signs them in
+    /// there too, while it answers. Nothing for an engine, whose staff are its own.
+    async fn sign_in_upstream(&self, _id: StaffId, _pin: Pin, _purpose: SessionPurpose) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A PIN as an engine keeps it: its argon2id hash (a PHC string, salt and parameters in

@@ -104,7 +104,8 @@ async fn start_session(
     match sign_in(staff, body.staff_id, body.pin.clone(), purpose, &key, now).await {
         Ok(signed_in) => {
             if let Some(pin) = body.pin {
-                learn_proof_key(staff, body.staff_id, pin).await?;
+                learn_proof_key(staff, body.staff_id, pin.clone()).await?;
+                staff.sign_in_upstream(body.staff_id, pin, purpose.into()).await?;
             }
             Ok((StatusCode::CREATED, Json(signed_in)).into_response())
         }

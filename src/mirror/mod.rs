@@ -57,9 +57,9 @@ struct Inner {
     /// Where the local API's named keys are kept: the computer's own store, whichever
     /// shop the API serves (the mirror itself when none is given).
     keys: Option<Store>,
-    /// The proof keys of the members signed in at the local API, one each, in memory only
+    /// What the members signed in at the local API have here, one each, in memory only
     /// (`served_staff.rs`).
-    local_proof_keys: std::sync::Mutex<std::collections::HashMap<StaffId, crate::staff::proof::ProofKey>>,
+    local_sign_ins: std::sync::Mutex<std::collections::HashMap<StaffId, served_staff::LocalSignIn>>,
 }
 
 /// What the sync task and the operations share.
@@ -104,8 +104,8 @@ impl Mirror {
             wake: Arc::new(Notify::new()),
         };
         let task = tokio::spawn(sync::run(shared.clone(), origin));
-        let local_proof_keys = std::sync::Mutex::default();
-        Ok(Self { inner: Arc::new(Inner { shared, task, keys, local_proof_keys }), who: None })
+        let local_sign_ins = std::sync::Mutex::default();
+        Ok(Self { inner: Arc::new(Inner { shared, task, keys, local_sign_ins }), who: None })
     }
 
     /// The local copy (for what reads it directly, such as the local API).

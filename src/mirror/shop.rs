@@ -17,7 +17,7 @@ use crate::error::{Error, ErrorCode, Result};
 
 impl Shared {
     /// Whether counter writes go straight to the outbox.
-    fn queue_first(&self) -> bool {
+    pub(super) fn queue_first(&self) -> bool {
         let status = self.status.borrow();
         matches!(status.state, SyncState::Offline { .. }) || status.outbox.pending > 0
     }

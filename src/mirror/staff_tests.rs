@@ -178,9 +178,9 @@ async fn sales_by_two_people_through_outages_and_a_restart_are_each_theirs_once(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_member_signed_in_at_the_local_api_sells_as_themselves_online_and_offline() {
     let dir = tempfile::tempdir().unwrap();
-    let staff = [("Ana", Role::Cashier, "1111")];
+    let staff = [("Ana", Role::Cashier, "1111"), ("Marta", Role::Manager, "2222")];
     let (server, pets, ids, mut remote, client) = till_shop(dir.path(), 1, 10, &staff).await;
-    let ana = ids[0];
+    let (ana, marta) = (ids[0], ids[1]);
     let mirror = Mirror::open(&dir.path().join("mirrors"), client.clone()).unwrap();
     assert!(mirror.settle(SETTLE).await);
     assert!(mirror.staff_known().await.unwrap());
@@ -211,6 +211,19 @@ async fn a_member_signed_in_at_the_local_api_sells_as_themselves_online_and_offl
     assert_eq!(online.status(), 201);
     let online: Order = online.json().await.unwrap();
     assert_eq!(maker(&server.get_order(online.id).await.unwrap().placed_by), (Some("Ana"), None));
+
+    // A catalogue edit needs the server's session, which the sign-in got while it answered:
+    // the server's log says the manager made it (a till key alone would be refused).
+    let manager = local(reqwest::Method::POST, "/staff/sessions")
+        .json(&serde_json::json!({"staffId": marta, "pin": "2222"}));
+    let manager: serde_json::Value = manager.send().await.unwrap().json().await.unwrap();
+    let edit = local(reqwest::Method::PATCH, &format!("/pets/{}", pets[0]))
+        .header("Petstore-Staff", manager["token"].as_str().unwrap())
+        .json(&serde_json::json!({"description": "Sings at dawn"}));
+    assert_eq!(edit.send().await.unwrap().status(), 200);
+    let filter = ActivityFilter { kind: Some(ActivityKind::PetUpdated), ..ActivityFilter::default() };
+    let log = server.list_activity(filter, Page::new(1, 0).unwrap()).await.unwrap().items;
+    assert_eq!(maker(&log[0].actor), (Some("Marta"), None));
 
     // Offline: the same session, and a new sign-in against the PIN hashes the till keeps.
     remote.down().await;
